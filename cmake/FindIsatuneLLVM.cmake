@@ -1,0 +1,38 @@
+# Finds the newest installed LLVM (22 down to 19) with the AMDGPU target, and lld from the same prefix.
+# Debian installs each version under /usr/lib/llvm-N; ISATUNE_LLVM_VERSION pins one.
+set(ISATUNE_LLVM_VERSION "" CACHE STRING "LLVM major version to use (empty: newest of 22..19)")
+if(ISATUNE_LLVM_VERSION)
+  set(_isatune_llvm_candidates ${ISATUNE_LLVM_VERSION})
+else()
+  set(_isatune_llvm_candidates 22 21 20 19)
+endif()
+foreach(_v IN LISTS _isatune_llvm_candidates)
+  if(EXISTS "/usr/lib/llvm-${_v}/lib/cmake/llvm/LLVMConfig.cmake")
+    set(LLVM_DIR "/usr/lib/llvm-${_v}/lib/cmake/llvm")
+    set(LLD_DIR "/usr/lib/llvm-${_v}/lib/cmake/lld")
+    break()
+  endif()
+endforeach()
+find_package(LLVM CONFIG REQUIRED)
+if(LLVM_VERSION_MAJOR LESS 19)
+  message(FATAL_ERROR "isatune needs LLVM >= 19 with the AMDGPU target; found ${LLVM_PACKAGE_VERSION} at ${LLVM_DIR}")
+endif()
+if(NOT "AMDGPU" IN_LIST LLVM_TARGETS_TO_BUILD)
+  message(FATAL_ERROR "LLVM ${LLVM_PACKAGE_VERSION} at ${LLVM_DIR} was built without the AMDGPU target")
+endif()
+find_package(LLD CONFIG REQUIRED)
+message(STATUS "isatune: LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}, lld from ${LLD_DIR}")
+set(ISATUNE_LLVM_TOOLS_DIR "${LLVM_TOOLS_BINARY_DIR}")
+
+# One shared libLLVM keeps links fast; the AMDGPU components are inside it.
+if(LLVM_LINK_LLVM_DYLIB OR TARGET LLVM)
+  set(ISATUNE_LLVM_LIBS LLVM)
+else()
+  llvm_map_components_to_libnames(ISATUNE_LLVM_LIBS AMDGPUAsmParser AMDGPUDesc AMDGPUDisassembler AMDGPUInfo
+    MC MCParser MCDisassembler Object BinaryFormat Support TargetParser)
+endif()
+add_library(isatune_llvm INTERFACE)
+target_include_directories(isatune_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
+target_compile_definitions(isatune_llvm INTERFACE ${LLVM_DEFINITIONS} ISATUNE_LLVM_MAJOR=${LLVM_VERSION_MAJOR}
+  ISATUNE_LLVM_VERSION_STRING="${LLVM_PACKAGE_VERSION}" ISATUNE_LLVM_TOOLS_DIR="${LLVM_TOOLS_BINARY_DIR}")
+target_link_libraries(isatune_llvm INTERFACE ${ISATUNE_LLVM_LIBS})
