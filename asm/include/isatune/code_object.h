@@ -35,7 +35,7 @@ struct KernelDescriptor {
   uint32_t vgpr_blocks = 0;       // GRANULATED_WORKITEM_VGPR_COUNT
   uint32_t sgpr_blocks = 0;       // GRANULATED_WAVEFRONT_SGPR_COUNT
   uint32_t vgprs_allocated = 0;   // (vgpr_blocks + 1) * granule
-  uint32_t sgprs_allocated = 0;   // (sgpr_blocks + 1) * 16, hardware count
+  uint32_t sgprs_allocated = 0;   // (sgpr_blocks + 1) * 8 (LLVM SGPR encoding granule on GFX9)
   uint32_t accum_offset = 0;      // first AGPR in the unified file (gfx90a+), from rsrc3
   uint32_t user_sgpr_count = 0;
   bool wave32 = false;

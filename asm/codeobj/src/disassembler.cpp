@@ -1,0 +1,166 @@
+// Disassembly through LLVM's MCDisassembler and MCInstPrinter for amdgcn-amd-amdhsa. Every call builds its
+// own MC objects, so calls from several threads do not share state.
+#include "isatune/codeobj/disassembler.h"
+
+#include <memory>
+
+#include "llvm/MC/MCAsmInfo.h"
+#include "llvm/MC/MCContext.h"
+#include "llvm/MC/MCDisassembler/MCDisassembler.h"
+#include "llvm/MC/MCInst.h"
+#include "llvm/MC/MCInstPrinter.h"
+#include "llvm/MC/MCInstrInfo.h"
+#include "llvm/MC/MCRegisterInfo.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/MCTargetOptions.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/TargetParser.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include "internal.h"
+#include "isatune/error.h"
+
+namespace isatune::codeobj {
+
+namespace {
+
+constexpr const char* kTriple = "amdgcn-amd-amdhsa";
+
+// "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-" or "gfx942" -> cpu "gfx942", features "+sramecc,-xnack".
+void split_target(std::string_view target, std::string& cpu, std::string& features) {
+  constexpr std::string_view prefix = "amdgcn-amd-amdhsa--";
+  if (target.starts_with(prefix)) target.remove_prefix(prefix.size());
+  size_t colon = target.find(':');
+  cpu = std::string(target.substr(0, colon));
+  while (colon != std::string_view::npos) {
+    target.remove_prefix(colon + 1);
+    colon = target.find(':');
+    std::string_view f = target.substr(0, colon);
+    // Only the target-id features: anything else could switch off what the disassembler needs.
+    if (f != "sramecc+" && f != "sramecc-" && f != "xnack+" && f != "xnack-")
+      throw InputError("bad target feature '" + std::string(f) + "' in target '" + cpu +
+                       "' (expected sramecc+, sramecc-, xnack+ or xnack-)");
+    if (!features.empty()) features += ",";
+    features += f.back();
+    features += f.substr(0, f.size() - 1);
+  }
+}
+
+// Printer output "\ts_load_dword s10, s[0:1], 0x18" (tab after the mnemonic) -> "s_load_dword s10, ...".
+std::string tidy(std::string text) {
+  size_t start = text.find_first_not_of(" \t");
+  text.erase(0, start == std::string::npos ? text.size() : start);
+  size_t tab = text.find('\t');
+  if (tab != std::string::npos) {
+    size_t end = text.find_first_not_of(" \t", tab);
+    text.replace(tab, (end == std::string::npos ? text.size() : end) - tab, end == std::string::npos ? "" : " ");
+  }
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n')) text.pop_back();
+  return text;
+}
+
+std::string unknown_word(std::span<const uint8_t> b) {
+  uint32_t word = 0;
+  for (size_t i = 0; i < b.size() && i < 4; ++i) word |= uint32_t(b[i]) << (8 * i);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "<unknown 0x%08x>", word);
+  return buf;
+}
+
+// LLVM 22's AMDGPU decoder dereferences freed memory (segfault, also in llvm-mc --disassemble) for a MUBUF or
+// MTBUF instruction (bits 31:26 of the first dword 0b111000 / 0b111010) whose soffset (bits 63:56) is 0xff,
+// the literal-constant code these encodings do not allow. Such words are reported undecodable instead.
+bool crashes_llvm_decoder(llvm::ArrayRef<uint8_t> b) {
+  if (b.size() < 8) return false;
+  const uint32_t op = b[3] >> 2;
+  return (op == 0x38 || op == 0x3a) && b[7] == 0xff;
+}
+
+} // namespace
+
+std::vector<DisassembledInstruction> disassemble_bytes(std::string_view target, std::span<const uint8_t> code) {
+  detail::init_amdgpu_target();
+  std::string cpu, features;
+  split_target(target, cpu, features);
+
+  llvm::Triple triple(kTriple);
+  std::string error;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!t) throw UnavailableError("LLVM has no AMDGPU target: " + error);
+  std::unique_ptr<llvm::MCRegisterInfo> mri(t->createMCRegInfo(triple));
+  llvm::MCTargetOptions options;
+  std::unique_ptr<llvm::MCAsmInfo> mai(t->createMCAsmInfo(*mri, triple, options));
+  // Checked first: createMCSubtargetInfo would print a warning and carry on with a generic processor.
+  if (llvm::AMDGPU::parseArchAMDGCN(cpu) == llvm::AMDGPU::GK_NONE)
+    throw InputError("unknown AMD target '" + std::string(target) + "' for the disassembler");
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(t->createMCSubtargetInfo(triple, cpu, features));
+  if (!sti)
+    throw InputError("unknown AMD target '" + std::string(target) + "' for the disassembler");
+  // LLVM's AMDGPU disassembler supports GFX8 (VI encoding) and later; for GFX6/GFX7 its constructor ends the
+  // process (reportFatalUsageError), so refuse those here.
+  if (!sti->checkFeatures("+gcn3-encoding") && !sti->checkFeatures("+gfx10-insts"))
+    throw InputError("LLVM cannot disassemble AMD target '" + cpu + "' (GFX6/GFX7 encoding)");
+  std::unique_ptr<llvm::MCInstrInfo> mii(t->createMCInstrInfo());
+  llvm::MCContext ctx(triple, mai.get(), mri.get(), sti.get());
+  std::unique_ptr<llvm::MCDisassembler> dis(t->createMCDisassembler(*sti, ctx));
+  std::unique_ptr<llvm::MCInstPrinter> printer(
+      t->createMCInstPrinter(triple, mai->getAssemblerDialect(), *mai, *mii, *mri));
+  if (!dis || !printer) throw UnavailableError("LLVM's AMDGPU disassembler is not available");
+
+  // LLVM 22's decoder also crashes (a dangling Twine in its "cannot read literal" message) when an instruction
+  // needs a 32-bit literal that is cut off by the end of the bytes. The decoder therefore reads a copy padded
+  // with zeros; an instruction that reaches into the padding is reported undecodable.
+  constexpr size_t kPadding = 16;
+  std::vector<uint8_t> padded(code.begin(), code.end());
+  padded.resize(code.size() + kPadding, 0);
+  std::vector<DisassembledInstruction> out;
+  const llvm::ArrayRef<uint8_t> bytes(padded.data(), padded.size());
+  const uint64_t end = code.size();
+  uint64_t pc = 0;
+  while (pc < end) {
+    llvm::MCInst inst;
+    uint64_t size = 0;
+    auto status = crashes_llvm_decoder(bytes.slice(pc))
+                      ? llvm::MCDisassembler::Fail
+                      : dis->getInstruction(inst, size, bytes.slice(pc), pc, llvm::nulls());
+    DisassembledInstruction d;
+    d.address = pc;
+    if (status == llvm::MCDisassembler::Fail || size == 0 || size > end - pc) {
+      size = std::min<uint64_t>(4, end - pc);
+      d.valid = false;
+      d.text = unknown_word(code.subspan(pc, size));
+    } else {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      printer->printInst(&inst, pc, "", *sti, os);
+      os.flush();
+      d.text = tidy(std::move(text));
+    }
+    d.bytes.assign(code.begin() + pc, code.begin() + pc + size);
+    out.push_back(std::move(d));
+    pc += size;
+  }
+  return out;
+}
+
+std::vector<DisassembledInstruction> disassemble_kernel(const CodeObject& code, const KernelInfo& kernel) {
+  if (kernel.code_offset == 0 || kernel.code_offset >= code.bytes.size())
+    throw InputError("kernel '" + kernel.name + "' has no machine code in the code object");
+  uint64_t size = kernel.code_size;
+  const bool bounded = size != 0;
+  if (!bounded || size > code.bytes.size() - kernel.code_offset) size = code.bytes.size() - kernel.code_offset;
+  std::span<const uint8_t> bytes(code.bytes.data() + kernel.code_offset, size);
+  auto out = disassemble_bytes(code.target_id.empty() ? code.isa : code.target_id, bytes);
+  if (!bounded) {
+    // Unknown size (no function symbol): stop after the first s_endpgm.
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i].valid && out[i].text.rfind("s_endpgm", 0) == 0) {
+        out.resize(i + 1);
+        break;
+      }
+  }
+  return out;
+}
+
+} // namespace isatune::codeobj

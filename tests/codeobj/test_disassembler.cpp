@@ -1,0 +1,192 @@
+// Disassembly compared with `llvm-objdump -d` on the same file.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <thread>
+
+#include "isatune/codeobj/disassembler.h"
+#include "isatune/codeobj/reader.h"
+#include "kernels.h"
+#include "llvm_programs.h"
+
+using namespace isatune;
+using namespace isatune::codeobj;
+using namespace isatune::codeobj::test;
+
+namespace {
+
+struct ObjdumpLine {
+  uint64_t address;
+  std::string text;
+  std::string hex; // "C00A0100 00000000"
+};
+
+std::string collapse(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == ' ' || c == '\t') {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+// Instructions llvm-objdump prints under `<symbol>:`.
+std::vector<ObjdumpLine> objdump(const std::string& path, const std::string& mcpu, const std::string& symbol) {
+  std::string out;
+  EXPECT_EQ(run_command(shell_quote(llvm_program("llvm-objdump")) + " -d --mcpu=" + mcpu + " " + shell_quote(path),
+                        out),
+            0)
+      << out;
+  std::vector<ObjdumpLine> lines;
+  std::istringstream in(out);
+  std::string line;
+  bool inside = false;
+  static const std::regex insn(R"(^\s+(.*?)\s*// ([0-9A-Fa-f]+): ([0-9A-Fa-f ]+?)\s*(<.*>)?$)");
+  while (std::getline(in, line)) {
+    if (line.find("<" + symbol + ">:") != std::string::npos) {
+      inside = true;
+      continue;
+    }
+    if (!inside) continue;
+    if (line.empty()) break;
+    std::smatch m;
+    if (std::regex_match(line, m, insn))
+      lines.push_back({std::stoull(m[2].str(), nullptr, 16), collapse(m[1].str()), m[3].str()});
+  }
+  return lines;
+}
+
+std::string hex_words(const std::vector<uint8_t>& b) {
+  std::string s;
+  char buf[16];
+  for (size_t i = 0; i + 4 <= b.size(); i += 4) {
+    std::snprintf(buf, sizeof buf, "%s%02X%02X%02X%02X", s.empty() ? "" : " ", b[i + 3], b[i + 2], b[i + 1], b[i]);
+    s += buf;
+  }
+  return s;
+}
+
+class Disassembler : public ::testing::TestWithParam<const char*> {
+protected:
+  void SetUp() override {
+    if (auto why = missing_programs(); !why.empty()) GTEST_SKIP() << why;
+  }
+};
+
+} // namespace
+
+TEST_P(Disassembler, MatchesObjdump) {
+  const std::string isa = GetParam();
+  for (auto [name, source, mattr, target] :
+       {std::tuple{std::string("vadd"), kVaddSource, std::string(), "amdgcn-amd-amdhsa--" + isa},
+        std::tuple{std::string("mfma_lds"), kMfmaLdsSource, std::string("+sramecc,-xnack,+tgsplit"),
+                   "amdgcn-amd-amdhsa--" + isa + ":sramecc+:xnack-"}}) {
+    replace_all(source, "@TARGET@", target);
+    std::string error;
+    std::string path = build_code_object("dis_" + name + "_" + isa, source, isa, mattr, error);
+    ASSERT_FALSE(path.empty()) << error;
+    CodeObject co = read_code_object_file(path);
+    ASSERT_EQ(co.kernels.size(), 1u);
+    auto ours = disassemble_kernel(co, co.kernels[0]);
+    auto theirs = objdump(path, isa, name);
+    ASSERT_FALSE(ours.empty());
+    // objdump runs on past the symbol into the s_nop padding; the kernel's own instructions come first.
+    ASSERT_GE(theirs.size(), ours.size()) << name;
+    for (size_t i = 0; i < ours.size(); ++i) {
+      EXPECT_TRUE(ours[i].valid) << name << " #" << i;
+      EXPECT_EQ(ours[i].text, theirs[i].text) << name << " #" << i;
+      EXPECT_EQ(ours[i].address, theirs[i].address - theirs[0].address) << name << " #" << i;
+      EXPECT_EQ(hex_words(ours[i].bytes), theirs[i].hex) << name << " #" << i;
+    }
+    EXPECT_EQ(ours.back().text, "s_endpgm");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, Disassembler, ::testing::Values("gfx90a", "gfx942", "gfx950"));
+
+TEST(DisassembleBytes, KnownWordsAndUnknown) {
+  // s_endpgm, s_nop 0, then three stray bytes.
+  const uint8_t code[] = {0x00, 0x00, 0x81, 0xbf, 0x00, 0x00, 0x80, 0xbf, 0x12, 0x34, 0x56};
+  auto out = disassemble_bytes("gfx942", code);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].text, "s_endpgm");
+  EXPECT_EQ(out[1].text, "s_nop 0");
+  EXPECT_EQ(out[1].address, 4u);
+  EXPECT_FALSE(out[2].valid);
+  EXPECT_EQ(out[2].text, "<unknown 0x00563412>");
+  EXPECT_EQ(out[2].bytes.size(), 3u);
+}
+
+TEST(DisassembleBytes, TargetIdForms) {
+  const uint8_t code[] = {0x00, 0x00, 0x81, 0xbf};
+  for (const char* t : {"gfx90a", "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-", "amdgcn-amd-amdhsa--gfx950"})
+    EXPECT_EQ(disassemble_bytes(t, code).at(0).text, "s_endpgm") << t;
+  EXPECT_THROW(disassemble_bytes("gfx9999", code), InputError);
+  EXPECT_THROW(disassemble_bytes("gfx942:bogus", code), InputError);
+  EXPECT_THROW(disassemble_bytes("gfx942:gcn3-encoding-", code), InputError);
+  EXPECT_THROW(disassemble_bytes("gfx600", code), InputError); // LLVM would abort the process
+  EXPECT_THROW(disassemble_bytes("gfx704", code), InputError);
+  EXPECT_EQ(disassemble_bytes("gfx908", code).at(0).text, "s_endpgm");
+  EXPECT_TRUE(disassemble_bytes("gfx942", {}).empty());
+}
+
+TEST(DisassembleBytes, ManyThreads) {
+  std::vector<uint8_t> code;
+  for (int i = 0; i < 200; ++i)
+    for (uint8_t b : {0x00, 0x00, 0x80, 0xbf, 0x7f, 0xc0, 0x8c, 0xbf}) code.push_back(b); // s_nop 0; s_waitcnt
+  auto expected = disassemble_bytes("gfx942", code);
+  ASSERT_EQ(expected.size(), 400u);
+  EXPECT_EQ(expected[1].text, "s_waitcnt lgkmcnt(0)");
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int r = 0; r < 5; ++r) {
+        auto got = disassemble_bytes("gfx942", code);
+        if (got.size() != expected.size() || got[399].text != expected[399].text) ++mismatches;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+// Regression (found by fuzz_codeobj): MUBUF/MTBUF with soffset 0xff segfaults LLVM 22's decoder (llvm-mc
+// --disassemble too); these words must come back undecodable instead.
+TEST(DisassembleBytes, LiteralSoffsetInBufferInstruction) {
+  const uint8_t mubuf[] = {0x00, 0x00, 0x00, 0xe0, 0x00, 0x00, 0x00, 0xff, 0x00, 0x00, 0x81, 0xbf};
+  const uint8_t mtbuf[] = {0x00, 0x00, 0x00, 0xe8, 0x00, 0x00, 0x00, 0xff};
+  for (const char* t : {"gfx90a", "gfx942", "gfx950"}) {
+    auto out = disassemble_bytes(t, mubuf);
+    ASSERT_EQ(out.size(), 3u) << t;
+    EXPECT_FALSE(out[0].valid);
+    EXPECT_EQ(out[0].text, "<unknown 0xe0000000>");
+    EXPECT_EQ(out[2].text, "s_endpgm");
+    EXPECT_FALSE(disassemble_bytes(t, mtbuf).at(0).valid);
+  }
+  // The same instruction with an inline soffset decodes.
+  const uint8_t ok[] = {0x00, 0x00, 0x00, 0xe0, 0x00, 0x00, 0x00, 0x80};
+  EXPECT_EQ(disassemble_bytes("gfx942", ok).at(0).text, "buffer_load_format_x v0, off, s[0:3], 0");
+}
+
+// Regression (found by fuzz_codeobj): an instruction whose 32-bit literal is cut off by the end of the bytes
+// (s_add_u32 with a literal source and one byte left) crashed LLVM 22's decoder.
+TEST(DisassembleBytes, LiteralCutOffAtTheEnd) {
+  const uint8_t cut[] = {0xff, 0xff, 0xff, 0x80, 0xff};
+  auto out = disassemble_bytes("gfx942", cut);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_FALSE(out[0].valid);
+  EXPECT_EQ(out[0].text, "<unknown 0x80ffffff>");
+  EXPECT_FALSE(out[1].valid);
+  EXPECT_EQ(out[1].bytes.size(), 1u);
+  // With its literal present the same instruction decodes, 8 bytes long.
+  const uint8_t whole[] = {0xff, 0x00, 0x00, 0x80, 0x78, 0x56, 0x34, 0x12};
+  out = disassemble_bytes("gfx942", whole);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].valid);
+  EXPECT_EQ(out[0].bytes.size(), 8u);
+  EXPECT_EQ(out[0].text, "s_add_u32 s0, 0x12345678, s0");
+}
