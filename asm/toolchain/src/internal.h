@@ -1,0 +1,30 @@
+#pragma once
+// Internal to isatune_toolchain: shared by the backends, not installed.
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "isatune/toolchain/assembler.h"
+
+namespace isatune::toolchain::detail {
+
+// A target as the LLVM backend needs it: the ISA for -mcpu and the MC feature string.
+struct ResolvedTarget {
+  std::string isa;      // "gfx942"
+  std::string features; // "+sramecc,-xnack"
+  std::string target_id; // canonical "amdgcn-amd-amdhsa--gfx942:sramecc+"
+};
+
+// Parses a target id or bare ISA. CDNA targets go through cdna::parse_target_id; other AMDGPU processors the
+// linked LLVM knows are accepted too. Throws InputError naming the ISA and the LLVM version when LLVM does not
+// know it.
+ResolvedTarget resolve_target(std::string_view target);
+
+// Registers the AMDGPU target with LLVM once (thread-safe).
+void init_llvm_amdgpu();
+
+std::unique_ptr<Assembler> make_llvm_assembler();
+// Throws UnavailableError naming the library when comgr cannot be opened.
+std::unique_ptr<Assembler> make_comgr_assembler();
+
+} // namespace isatune::toolchain::detail

@@ -1,0 +1,141 @@
+// Assembly text -> relocatable ELF object in memory, through LLVM MC (what `llvm-mc -filetype=obj` does).
+// Every call builds its own SourceMgr, MCContext, streamer and parser, so calls may run on several threads.
+// Diagnostics are collected through handlers on the SourceMgr (parser errors) and the MCContext (errors found
+// while laying out and writing the object); nothing is printed.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/MC/MCAsmBackend.h>
+#include <llvm/MC/MCAsmInfo.h>
+#include <llvm/MC/MCCodeEmitter.h>
+#include <llvm/MC/MCContext.h>
+#include <llvm/MC/MCInstrInfo.h>
+#include <llvm/MC/MCObjectFileInfo.h>
+#include <llvm/MC/MCObjectWriter.h>
+#include <llvm/MC/MCParser/MCAsmParser.h>
+#include <llvm/MC/MCParser/MCTargetAsmParser.h>
+#include <llvm/MC/MCRegisterInfo.h>
+#include <llvm/MC/MCStreamer.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/MCTargetOptions.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include "internal.h"
+#include "isatune/error.h"
+#include "isatune/toolchain/llvm_mc.h"
+
+namespace isatune::toolchain {
+namespace {
+
+constexpr const char* kTriple = "amdgcn-amd-amdhsa";
+
+// Collects diagnostics; called from inside LLVM, so it must not throw.
+struct DiagCollector {
+  std::string file;
+  std::vector<Diagnostic> diags;
+
+  void add(const llvm::SMDiagnostic& d) noexcept {
+    try {
+      Diagnostic out;
+      switch (d.getKind()) {
+      case llvm::SourceMgr::DK_Error: out.severity = Diagnostic::Severity::error; break;
+      case llvm::SourceMgr::DK_Warning: out.severity = Diagnostic::Severity::warning; break;
+      default: out.severity = Diagnostic::Severity::note; break;
+      }
+      out.file = file;
+      out.line = d.getLineNo() > 0 ? d.getLineNo() : 0;
+      out.column = d.getLineNo() > 0 && d.getColumnNo() >= 0 ? d.getColumnNo() + 1 : 0;
+      out.message = d.getMessage().str();
+      out.source_line = d.getLineContents().str();
+      diags.push_back(std::move(out));
+    } catch (...) {
+      // Out of memory while recording a message: drop it rather than unwind through LLVM.
+    }
+  }
+  static void on_source_mgr(const llvm::SMDiagnostic& d, void* self) {
+    static_cast<DiagCollector*>(self)->add(d);
+  }
+  bool has_error() const {
+    for (const auto& d : diags)
+      if (d.severity == Diagnostic::Severity::error) return true;
+    return false;
+  }
+};
+
+[[noreturn]] void fail(const std::string& file, const std::string& message) {
+  Diagnostic d;
+  d.file = file;
+  d.message = message;
+  throw AssemblyError({d});
+}
+
+} // namespace
+
+std::vector<uint8_t> llvm_assemble_object(std::string_view text, const AssembleOptions& options,
+                                          std::vector<Diagnostic>* warnings) {
+  detail::init_llvm_amdgpu();
+  const detail::ResolvedTarget target = detail::resolve_target(options.target);
+
+  llvm::Triple triple(kTriple);
+  std::string err;
+  const llvm::Target* tgt = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!tgt) throw UnavailableError("LLVM " + llvm_version() + " has no AMDGPU target: " + err);
+
+  DiagCollector collector;
+  collector.file = options.file_name;
+
+  llvm::SourceMgr src_mgr;
+  src_mgr.setDiagHandler(&DiagCollector::on_source_mgr, &collector);
+  src_mgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(text.data(), text.size()), options.file_name),
+      llvm::SMLoc());
+
+  llvm::MCTargetOptions mc_options;
+  std::unique_ptr<llvm::MCRegisterInfo> mri(tgt->createMCRegInfo(triple));
+  std::unique_ptr<llvm::MCAsmInfo> mai(mri ? tgt->createMCAsmInfo(*mri, triple, mc_options) : nullptr);
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(tgt->createMCSubtargetInfo(triple, target.isa, target.features));
+  std::unique_ptr<llvm::MCInstrInfo> mii(tgt->createMCInstrInfo());
+  if (!mri || !mai || !sti || !mii) fail(options.file_name, "cannot create the LLVM MC objects for " + target.isa);
+
+  llvm::MCContext ctx(triple, mai.get(), mri.get(), sti.get(), &src_mgr, &mc_options);
+  ctx.setDiagnosticHandler([&collector](const llvm::SMDiagnostic& d, bool, const llvm::SourceMgr&,
+                                        std::vector<const llvm::MDNode*>&) { collector.add(d); });
+  std::unique_ptr<llvm::MCObjectFileInfo> mofi(tgt->createMCObjectFileInfo(ctx, /*PIC=*/false));
+  ctx.setObjectFileInfo(mofi.get());
+
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::MCCodeEmitter* emitter = tgt->createMCCodeEmitter(*mii, ctx);
+  llvm::MCAsmBackend* backend = tgt->createMCAsmBackend(*sti, *mri, mc_options);
+  if (!emitter || !backend) {
+    delete emitter;
+    delete backend;
+    fail(options.file_name, "cannot create the LLVM MC code emitter or backend for " + target.isa);
+  }
+  std::unique_ptr<llvm::MCStreamer> streamer(tgt->createMCObjectStreamer(
+      triple, ctx, std::unique_ptr<llvm::MCAsmBackend>(backend), backend->createObjectWriter(os),
+      std::unique_ptr<llvm::MCCodeEmitter>(emitter), *sti));
+
+  std::unique_ptr<llvm::MCAsmParser> parser(llvm::createMCAsmParser(src_mgr, ctx, *streamer, *mai));
+  std::unique_ptr<llvm::MCTargetAsmParser> target_parser(
+      tgt->createMCAsmParser(*sti, *parser, *mii, mc_options));
+  if (!target_parser) fail(options.file_name, "LLVM " + llvm_version() + " has no AMDGPU assembly parser");
+  parser->setTargetParser(*target_parser);
+
+  const bool failed = parser->Run(/*NoInitialTextSection=*/false);
+  if (failed || ctx.hadError() || collector.has_error()) {
+    if (!collector.has_error()) fail(options.file_name, "LLVM MC failed without a message");
+    throw AssemblyError(std::move(collector.diags));
+  }
+  if (warnings)
+    for (auto& d : collector.diags) warnings->push_back(std::move(d));
+  return std::vector<uint8_t>(buffer.begin(), buffer.end());
+}
+
+} // namespace isatune::toolchain
