@@ -1,0 +1,164 @@
+#pragma once
+// The tuning database: one SQLite file with a versioned schema (docs/database.md). Writers record devices,
+// toolchains, generators, code objects, variants, runs and measurements, each committed as it finishes;
+// readers (the loader, the CLI) open it read-only.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "isatune/code_object.h"
+
+struct sqlite3;
+
+namespace isatune::db {
+
+// The schema this library writes. Older files are migrated in one transaction when opened for writing;
+// newer ones are refused.
+constexpr int kSchemaVersion = 2;
+// PRAGMA application_id of an isatune database ("isat").
+constexpr int32_t kApplicationId = 0x69736174;
+
+enum class JournalMode {
+  automatic, // WAL on local disks, rollback journal (DELETE) on network filesystems
+  wal,
+  rollback,
+};
+
+struct OpenOptions {
+  bool read_only = false;     // read-only never creates, migrates or writes
+  JournalMode journal = JournalMode::automatic; // ISATUNE_DB_JOURNAL=wal|delete overrides `automatic`
+  int busy_timeout_ms = 30000; // total wait for a lock, retried with exponential backoff
+};
+
+struct DeviceRecord {
+  std::string vendor = "amd"; // amd | nvidia
+  std::string target_id;      // full AMD target id or sm name
+  std::string isa;            // gfx942, sm_90a
+  std::string name;
+  uint32_t compute_units = 0;
+  uint64_t memory_bytes = 0;
+  std::string driver_version;
+  std::string runtime_version;
+  bool emulated = false;
+};
+
+struct RunRecord {
+  std::string guid;       // unique across machines: merge uses it to stay idempotent
+  std::string strategy;
+  std::string budget;     // free text or JSON ("600s", {"evaluations":1000})
+  std::string host;
+  std::string started_at; // ISO 8601 UTC; empty: now
+  std::string ended_at;   // empty while running
+};
+
+struct VariantRecord {
+  int64_t generator_id = 0;
+  std::string signature;   // JSON, stored canonical
+  std::string parameters;  // JSON, stored canonical
+  std::string code_object; // sha256; empty when the variant failed to compile
+  std::string kernel;      // kernel name inside the code object
+  std::string launch = "{}"; // launch template JSON (docs/database.md): block, grid rule, dynamic shared bytes
+};
+
+// Status taxonomy of a measurement.
+inline constexpr const char* kStatuses[] = {"ok",      "constraint",   "compile", "resource",
+                                            "runtime", "wrong-answer", "timeout"};
+
+struct MeasurementRecord {
+  int64_t variant_id = 0;
+  int64_t device_id = 0;
+  std::string problem;   // JSON, stored canonical
+  std::string status = "ok";
+  std::optional<double> median_ms, p20_ms, p80_ms, min_ms;
+  int64_t count = 0;
+  std::string timing_method = "events"; // events | wallclock | emulator-estimate | ...
+  std::string device_kind = "real";     // real | emulated
+  std::string measured_at;              // ISO 8601 UTC; empty: now
+  std::string run_guid;                 // empty: no run
+  std::string message;
+};
+
+// One cell of a query result.
+using Value = std::variant<std::monostate, int64_t, double, std::string>;
+using Row = std::vector<Value>;
+std::string to_string(const Value& v);
+
+struct VerifyReport {
+  bool integrity_ok = true;
+  std::vector<std::string> problems; // one line each: integrity_check output, hash mismatches, dangling rows
+  size_t blobs_checked = 0;
+};
+
+struct GcReport {
+  size_t code_objects_removed = 0;
+  size_t variants_removed = 0;
+  size_t bytes_before = 0, bytes_after = 0;
+};
+
+class Database {
+public:
+  // Throws InputError with a clear message for a missing file (read-only), a file that is not an isatune
+  // database, a truncated file, a newer schema, or a read-only file opened for writing.
+  static Database open(const std::string& path, const OpenOptions& options = {});
+  Database(Database&&) noexcept;
+  Database& operator=(Database&&) noexcept;
+  ~Database();
+
+  const std::string& path() const { return path_; }
+  bool read_only() const { return read_only_; }
+  std::string journal_mode();
+  int schema_version();
+
+  // Writer API: each call is its own committed transaction unless inside begin()/commit().
+  int64_t record_device(const DeviceRecord& d);
+  int64_t record_toolchain(const std::string& assembler, const std::string& version);
+  int64_t record_generator(const std::string& name, const std::string& version_hash);
+  // Verifies code.sha256 against the bytes (computing it when empty); returns the digest.
+  std::string record_code_object(const CodeObject& code, int64_t toolchain_id = 0);
+  int64_t record_variant(const VariantRecord& v);
+  void record_run_start(const RunRecord& r);
+  void record_run_end(const std::string& guid, const std::string& ended_at = "");
+  int64_t record_measurement(const MeasurementRecord& m);
+
+  void begin();    // BEGIN IMMEDIATE (waits for the write lock with backoff)
+  void commit();
+  void rollback();
+
+  // The stored code object with its kernels; the blob's hash is checked, a mismatch is an InputError naming
+  // the row.
+  CodeObject code_object(const std::string& sha256);
+  bool has_code_object(const std::string& sha256);
+
+  // Generic query with text parameters (the CLI's listings).
+  std::vector<Row> query(const std::string& sql, const std::vector<Value>& params = {});
+
+  // Administration.
+  VerifyReport verify();            // PRAGMA integrity_check, foreign keys, every blob hash
+  GcReport gc();                    // drops code objects no variant uses and variants no measurement uses; VACUUM
+  // Copies rows of another database in: runs already present (by GUID) are skipped, so merging twice adds
+  // nothing. Returns the number of measurements added.
+  size_t merge_from(const std::string& other_path);
+  // Writes <dir>/manifest.json and <dir>/code_objects/<sha256>.co for the best kernel of every tuned
+  // problem: enough for an application that wants no SQLite at run time. Returns the number of entries.
+  size_t export_to(const std::string& dir);
+  // Reads an export folder back (the best measurements, their variants and code objects). Returns entries.
+  size_t import_from(const std::string& dir);
+
+  sqlite3* handle() { return db_; }
+
+private:
+  Database() = default;
+  std::string path_;
+  bool read_only_ = false;
+  sqlite3* db_ = nullptr;
+};
+
+// "ok" when the status is one of kStatuses; throws InputError otherwise.
+void check_status(const std::string& status);
+// The current time as ISO 8601 UTC with milliseconds.
+std::string now_iso8601();
+
+} // namespace isatune::db

@@ -1,0 +1,325 @@
+// The CUDA backend: libcuda.so.1 (the driver API) opened with dlopen; declarations written here from the CUDA
+// driver API documentation (constants compared by hand with CUDA 13 cuda.h; no automated check yet).
+#include <cstring>
+
+#include "dl_library.h"
+#include "isatune/loader/backend.h"
+
+namespace isatune::loader {
+
+namespace {
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void*;
+using CUmodule = void*;
+using CUfunction = void*;
+using CUevent = void*;
+using CUstream = void*;
+using CUdeviceptr = unsigned long long;
+constexpr int kAttrMaxThreadsPerBlock = 1;      // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+constexpr int kAttrMaxSharedPerBlock = 8;       // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
+constexpr int kAttrWarpSize = 10;               // CU_DEVICE_ATTRIBUTE_WARP_SIZE
+constexpr int kAttrMultiprocessorCount = 16;    // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+constexpr int kAttrCcMajor = 75;                // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+constexpr int kAttrCcMinor = 76;                // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+constexpr int kAttrMaxSharedPerBlockOptin = 97; // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+constexpr int kFuncAttrMaxDynamicShared = 8;    // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+void* const kParamBufferPointer = reinterpret_cast<void*>(0x01); // CU_LAUNCH_PARAM_BUFFER_POINTER
+void* const kParamBufferSize = reinterpret_cast<void*>(0x02);    // CU_LAUNCH_PARAM_BUFFER_SIZE
+void* const kParamEnd = reinterpret_cast<void*>(0x00);           // CU_LAUNCH_PARAM_END
+
+struct CudaApi {
+  detail::DlLibrary lib{{"libcuda.so.1", "libcuda.so"}};
+  CUresult (*Init)(unsigned) = nullptr;
+  CUresult (*DeviceGetCount)(int*) = nullptr;
+  CUresult (*DeviceGet)(CUdevice*, int) = nullptr;
+  CUresult (*DeviceGetName)(char*, int, CUdevice) = nullptr;
+  CUresult (*DeviceTotalMem)(size_t*, CUdevice) = nullptr;
+  CUresult (*DeviceGetAttribute)(int*, int, CUdevice) = nullptr;
+  CUresult (*DriverGetVersion)(int*) = nullptr;
+  CUresult (*GetErrorString)(CUresult, const char**) = nullptr;
+  CUresult (*PrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*CtxSetCurrent)(CUcontext) = nullptr;
+  CUresult (*CtxSynchronize)() = nullptr;
+  CUresult (*MemAlloc)(CUdeviceptr*, size_t) = nullptr;
+  CUresult (*MemFree)(CUdeviceptr) = nullptr;
+  CUresult (*MemcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;
+  CUresult (*MemcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;
+  CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t) = nullptr;
+  CUresult (*ModuleLoadData)(CUmodule*, const void*) = nullptr;
+  CUresult (*ModuleUnload)(CUmodule) = nullptr;
+  CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*FuncSetAttribute)(CUfunction, int, int) = nullptr;
+  CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                           void**, void**) = nullptr;
+  CUresult (*EventCreate)(CUevent*, unsigned) = nullptr;
+  CUresult (*EventDestroy)(CUevent) = nullptr;
+  CUresult (*EventRecord)(CUevent, CUstream) = nullptr;
+  CUresult (*EventSynchronize)(CUevent) = nullptr;
+  CUresult (*EventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+  std::string error;
+
+  CudaApi() {
+    if (!lib.ok()) {
+      error = lib.reason();
+      return;
+    }
+    try {
+      Init = lib.symbol<decltype(Init)>("cuInit");
+      DeviceGetCount = lib.symbol<decltype(DeviceGetCount)>("cuDeviceGetCount");
+      DeviceGet = lib.symbol<decltype(DeviceGet)>("cuDeviceGet");
+      DeviceGetName = lib.symbol<decltype(DeviceGetName)>("cuDeviceGetName");
+      DeviceTotalMem = lib.symbol<decltype(DeviceTotalMem)>("cuDeviceTotalMem_v2");
+      DeviceGetAttribute = lib.symbol<decltype(DeviceGetAttribute)>("cuDeviceGetAttribute");
+      DriverGetVersion = lib.symbol<decltype(DriverGetVersion)>("cuDriverGetVersion");
+      GetErrorString = lib.symbol<decltype(GetErrorString)>("cuGetErrorString");
+      PrimaryCtxRetain = lib.symbol<decltype(PrimaryCtxRetain)>("cuDevicePrimaryCtxRetain");
+      CtxSetCurrent = lib.symbol<decltype(CtxSetCurrent)>("cuCtxSetCurrent");
+      CtxSynchronize = lib.symbol<decltype(CtxSynchronize)>("cuCtxSynchronize");
+      MemAlloc = lib.symbol<decltype(MemAlloc)>("cuMemAlloc_v2");
+      MemFree = lib.symbol<decltype(MemFree)>("cuMemFree_v2");
+      MemcpyHtoD = lib.symbol<decltype(MemcpyHtoD)>("cuMemcpyHtoD_v2");
+      MemcpyDtoH = lib.symbol<decltype(MemcpyDtoH)>("cuMemcpyDtoH_v2");
+      MemsetD8 = lib.symbol<decltype(MemsetD8)>("cuMemsetD8_v2");
+      ModuleLoadData = lib.symbol<decltype(ModuleLoadData)>("cuModuleLoadData");
+      ModuleUnload = lib.symbol<decltype(ModuleUnload)>("cuModuleUnload");
+      ModuleGetFunction = lib.symbol<decltype(ModuleGetFunction)>("cuModuleGetFunction");
+      FuncSetAttribute = lib.symbol<decltype(FuncSetAttribute)>("cuFuncSetAttribute");
+      LaunchKernel = lib.symbol<decltype(LaunchKernel)>("cuLaunchKernel");
+      EventCreate = lib.symbol<decltype(EventCreate)>("cuEventCreate");
+      EventDestroy = lib.symbol<decltype(EventDestroy)>("cuEventDestroy_v2");
+      EventRecord = lib.symbol<decltype(EventRecord)>("cuEventRecord");
+      EventSynchronize = lib.symbol<decltype(EventSynchronize)>("cuEventSynchronize");
+      EventElapsedTime = lib.symbol<decltype(EventElapsedTime)>("cuEventElapsedTime");
+      if (Init(0) != 0) error = "cuInit failed (no usable NVIDIA GPU or driver)";
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
+  void check(CUresult rc, const std::string& what) const {
+    if (rc == 0) return;
+    const char* s = nullptr;
+    if (GetErrorString) GetErrorString(rc, &s);
+    throw Error("cuda: " + what + ": " + (s ? s : "error") + " (" + std::to_string(rc) + ")");
+  }
+};
+
+CudaApi& api() {
+  static CudaApi a;
+  return a;
+}
+
+// sm_90a runs only on 9.0; sm_XY runs on X.Z with Z >= Y.
+bool sm_fits(const std::string& code_isa, int major, int minor) {
+  if (code_isa.rfind("sm_", 0) != 0 || code_isa.size() < 5) return false;
+  bool arch_specific = code_isa.back() == 'a' || code_isa.back() == 'f';
+  std::string digits = code_isa.substr(3, code_isa.size() - 3 - (arch_specific ? 1 : 0));
+  int cc = 0;
+  try {
+    cc = std::stoi(digits);
+  } catch (...) {
+    return false;
+  }
+  int cmaj = cc / 10, cmin = cc % 10;
+  if (arch_specific) return cmaj == major && cmin == minor;
+  return cmaj == major && cmin <= minor;
+}
+
+struct CudaFunction : Function {
+  KernelInfo k;
+  CUfunction f = nullptr;
+  const KernelInfo& info() const override { return k; }
+};
+
+struct CudaModule : Module {
+  CUmodule m = nullptr;
+  CodeObject code;
+  uint32_t optin_shared = 0;
+  ~CudaModule() override {
+    if (m) api().ModuleUnload(m);
+  }
+  std::shared_ptr<Function> function(const std::string& name) override {
+    const KernelInfo* k = code.find_kernel(name);
+    if (!k) throw InputError("code object " + code.sha256 + ": no kernel named '" + name + "'");
+    auto f = std::make_shared<CudaFunction>();
+    f->k = *k;
+    api().check(api().ModuleGetFunction(&f->f, m, k->symbol.empty() ? name.c_str() : k->symbol.c_str()),
+                "cuModuleGetFunction " + name);
+    return f;
+  }
+};
+
+struct CudaEvent : Event {
+  CUevent e = nullptr;
+  ~CudaEvent() override {
+    if (e) api().EventDestroy(e);
+  }
+};
+
+class CudaDevice : public Device {
+public:
+  CudaDevice(DeviceProperties p, int major, int minor, uint32_t optin) : props_(std::move(p)), major_(major),
+                                                                        minor_(minor), optin_(optin) {
+    CUdevice dev = 0;
+    api().check(api().DeviceGet(&dev, props_.index), "cuDeviceGet");
+    api().check(api().PrimaryCtxRetain(&ctx_, dev), "cuDevicePrimaryCtxRetain");
+  }
+  const DeviceProperties& properties() const override { return props_; }
+  DevicePtr alloc(size_t bytes) override {
+    current();
+    CUdeviceptr p = 0;
+    api().check(api().MemAlloc(&p, bytes), "cuMemAlloc");
+    return p;
+  }
+  void free(DevicePtr ptr) override {
+    current();
+    api().MemFree(ptr);
+  }
+  void copy_to_device(DevicePtr dst, const void* src, size_t bytes) override {
+    current();
+    api().check(api().MemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
+  }
+  void copy_to_host(void* dst, DevicePtr src, size_t bytes) override {
+    current();
+    api().check(api().MemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+  }
+  void fill(DevicePtr dst, uint8_t value, size_t bytes) override {
+    current();
+    api().check(api().MemsetD8(dst, value, bytes), "cuMemsetD8");
+  }
+  std::shared_ptr<Module> load(const CodeObject& code) override {
+    if (code.vendor != Vendor::nvidia || !sm_fits(code.isa, major_, minor_))
+      throw InputError("code object " + code.sha256 + " is for " + code.isa + ", not for " + props_.name + " (" +
+                       props_.isa + ")");
+    for (const auto& k : code.kernels)
+      if (k.lds_bytes > optin_)
+        throw InputError("code object " + code.sha256 + ": kernel " + k.name + " needs " + std::to_string(k.lds_bytes) +
+                         " bytes of shared memory, " + props_.name + " allows " + std::to_string(optin_));
+    current();
+    auto m = std::make_shared<CudaModule>();
+    m->code = code;
+    m->optin_shared = optin_;
+    api().check(api().ModuleLoadData(&m->m, m->code.bytes.data()), "cuModuleLoadData");
+    return m;
+  }
+  void launch(Function& function, const LaunchConfig& c, std::span<const uint8_t> kernargs) override {
+    current();
+    auto& f = static_cast<CudaFunction&>(function);
+    if (c.dynamic_shared_bytes + f.k.lds_bytes > 48 * 1024) {
+      if (c.dynamic_shared_bytes + f.k.lds_bytes > optin_)
+        throw InputError("kernel " + f.k.name + ": " + std::to_string(c.dynamic_shared_bytes) +
+                         " bytes of dynamic shared memory do not fit " + props_.name);
+      api().check(api().FuncSetAttribute(f.f, kFuncAttrMaxDynamicShared, int(c.dynamic_shared_bytes)),
+                  "cuFuncSetAttribute");
+    }
+    size_t size = kernargs.size();
+    void* buffer = const_cast<uint8_t*>(kernargs.data());
+    void* extra[] = {kParamBufferPointer, buffer, kParamBufferSize, &size, kParamEnd};
+    api().check(api().LaunchKernel(f.f, c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z,
+                                   c.dynamic_shared_bytes, nullptr, nullptr, extra),
+                "cuLaunchKernel " + f.k.name);
+  }
+  std::unique_ptr<Event> create_event() override {
+    current();
+    auto e = std::make_unique<CudaEvent>();
+    api().check(api().EventCreate(&e->e, 0), "cuEventCreate");
+    return e;
+  }
+  void record(Event& event) override {
+    current();
+    api().check(api().EventRecord(static_cast<CudaEvent&>(event).e, nullptr), "cuEventRecord");
+  }
+  double elapsed_ms(const Event& start, const Event& end) override {
+    current();
+    float ms = 0;
+    api().check(api().EventSynchronize(static_cast<const CudaEvent&>(end).e), "cuEventSynchronize");
+    api().check(api().EventElapsedTime(&ms, static_cast<const CudaEvent&>(start).e, static_cast<const CudaEvent&>(end).e),
+                "cuEventElapsedTime");
+    return ms;
+  }
+  void synchronize() override {
+    current();
+    api().check(api().CtxSynchronize(), "cuCtxSynchronize");
+  }
+
+private:
+  void current() { api().check(api().CtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
+  DeviceProperties props_;
+  int major_, minor_;
+  uint32_t optin_;
+  CUcontext ctx_ = nullptr;
+};
+
+struct Listed {
+  DeviceProperties props;
+  int major = 0, minor = 0;
+  uint32_t optin = 0;
+};
+
+std::vector<Listed> enumerate() {
+  std::vector<Listed> out;
+  auto& a = api();
+  if (!a.error.empty()) return out;
+  int n = 0, driver = 0;
+  if (a.DeviceGetCount(&n) != 0) return out;
+  a.DriverGetVersion(&driver);
+  for (int i = 0; i < n; ++i) {
+    CUdevice dev = 0;
+    if (a.DeviceGet(&dev, i) != 0) continue;
+    Listed l;
+    DeviceProperties& p = l.props;
+    p.backend = "cuda";
+    p.index = i;
+    p.vendor = Vendor::nvidia;
+    char name[256] = {};
+    a.DeviceGetName(name, sizeof name, dev);
+    p.name = name;
+    int v = 0;
+    a.DeviceGetAttribute(&l.major, kAttrCcMajor, dev);
+    a.DeviceGetAttribute(&l.minor, kAttrCcMinor, dev);
+    p.isa = "sm_" + std::to_string(l.major) + std::to_string(l.minor);
+    if (l.major == 9 && l.minor == 0) p.isa += "a"; // Hopper: the arch-specific features are present
+    p.target_id = p.isa;
+    if (a.DeviceGetAttribute(&v, kAttrMultiprocessorCount, dev) == 0) p.compute_units = uint32_t(v);
+    if (a.DeviceGetAttribute(&v, kAttrMaxSharedPerBlock, dev) == 0) p.shared_bytes_per_workgroup = uint32_t(v);
+    if (a.DeviceGetAttribute(&v, kAttrMaxSharedPerBlockOptin, dev) == 0) l.optin = uint32_t(v);
+    if (l.optin > p.shared_bytes_per_workgroup) p.shared_bytes_per_workgroup = l.optin;
+    if (a.DeviceGetAttribute(&v, kAttrWarpSize, dev) == 0) p.wave_size = uint32_t(v);
+    if (a.DeviceGetAttribute(&v, kAttrMaxThreadsPerBlock, dev) == 0) p.max_workgroup_size = uint32_t(v);
+    size_t mem = 0;
+    if (a.DeviceTotalMem(&mem, dev) == 0) p.memory_bytes = mem;
+    p.driver_version = "cuda driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+class CudaBackend : public Backend {
+public:
+  std::string name() const override { return "cuda"; }
+  std::string unavailable_reason() override { return api().error; }
+  std::vector<DeviceProperties> list_devices() override {
+    std::vector<DeviceProperties> out;
+    for (auto& l : enumerate()) out.push_back(l.props);
+    return out;
+  }
+  std::shared_ptr<Device> open(const std::string& arg) override {
+    if (!api().error.empty()) throw UnavailableError("cuda: " + api().error);
+    int index = 0;
+    try {
+      index = std::stoi(arg);
+    } catch (...) {
+      throw InputError("cuda:" + arg + ": expected a device number");
+    }
+    auto devices = enumerate();
+    if (index < 0 || index >= int(devices.size()))
+      throw InputError("cuda:" + arg + ": no such device (" + std::to_string(devices.size()) + " NVIDIA GPUs found)");
+    auto& l = devices[size_t(index)];
+    return std::make_shared<CudaDevice>(l.props, l.major, l.minor, l.optin);
+  }
+};
+} // namespace
+
+std::shared_ptr<Backend> make_cuda_backend() { return std::make_shared<CudaBackend>(); }
+
+} // namespace isatune::loader

@@ -1,0 +1,418 @@
+#include "isatune/db/database.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "isatune/db/journal.h"
+#include "isatune/db/json.h"
+#include "isatune/error.h"
+#include "isatune/loader/sha256.h"
+#include "kernel_json.h"
+#include "sqlite_stmt.h"
+
+namespace isatune::db {
+
+using detail::exec;
+using detail::Stmt;
+
+namespace {
+
+// Waits for a lock with exponential backoff (1, 2, 4 ... 64 ms, each with jitter) until the timeout.
+int busy_handler(void* arg, int count) {
+  int timeout_ms = static_cast<int>(reinterpret_cast<intptr_t>(arg));
+  int64_t waited = 0;
+  for (int i = 0; i < count; ++i) waited += std::min(1 << std::min(i, 6), 64);
+  if (waited >= timeout_ms) return 0;
+  thread_local std::minstd_rand rng(std::random_device{}());
+  int step = std::min(1 << std::min(count, 6), 64);
+  int sleep_us = step * 500 + static_cast<int>(rng() % static_cast<unsigned>(step * 500 + 1));
+  std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
+  return 1;
+}
+
+uint32_t be32(const unsigned char* p) { return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3]; }
+
+// Catches what SQLite would report late or vaguely: not an SQLite file, or a file shorter than its header says.
+void check_header(const std::string& path, bool read_only) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw InputError(path + ": cannot read the database file (" + ec.message() + ")");
+  if (size == 0) {
+    if (read_only) throw InputError(path + ": empty file, not an isatune database");
+    return;
+  }
+  unsigned char h[100] = {};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot read the database file (permission denied?)");
+  in.read(reinterpret_cast<char*>(h), sizeof h);
+  if (in.gcount() < 100 || std::string(reinterpret_cast<char*>(h), 16) != std::string("SQLite format 3\0", 16))
+    throw InputError(path + ": not an isatune database (no SQLite header; the file is truncated or of another kind)");
+  uint32_t page_size = (uint32_t(h[16]) << 8) | h[17];
+  if (page_size == 1) page_size = 65536;
+  uint32_t pages = be32(h + 28);
+  if (pages && be32(h + 24) == be32(h + 92) && size < uint64_t(page_size) * pages)
+    throw InputError(path + ": the database file is truncated (" + std::to_string(size) + " bytes, its header says " +
+                     std::to_string(uint64_t(page_size) * pages) + ")");
+}
+
+int pragma_int(sqlite3* db, const char* sql) {
+  Stmt s(db, sql);
+  return s.step() ? static_cast<int>(s.int64(0)) : 0;
+}
+
+// Checks application id and version; returns the version. `writable`: older versions are acceptable.
+int check_schema(sqlite3* db, const std::string& path, bool writable) {
+  int version = pragma_int(db, "PRAGMA user_version");
+  int app = pragma_int(db, "PRAGMA application_id");
+  int tables = pragma_int(db, "SELECT count(*) FROM sqlite_master");
+  if (tables == 0 && version == 0) {
+    if (!writable) throw InputError(path + ": empty database, not an isatune database");
+    return 0;
+  }
+  if (app != kApplicationId)
+    throw InputError(path + ": not an isatune database (SQLite file with application_id " + std::to_string(app) + ")");
+  if (version > kSchemaVersion)
+    throw InputError(path + ": schema version " + std::to_string(version) +
+                     " is newer than this isatune understands (" + std::to_string(kSchemaVersion) +
+                     "); upgrade isatune to read it");
+  if (version < kSchemaVersion && !writable)
+    throw InputError(path + ": schema version " + std::to_string(version) + " is older than " +
+                     std::to_string(kSchemaVersion) +
+                     "; open it once for writing to migrate it (isatune db migrate --db " + path + ")");
+  return version;
+}
+
+template <class Fn> auto write_txn(sqlite3* db, const std::string& path, Fn&& fn) {
+  bool own = sqlite3_get_autocommit(db) != 0;
+  if (own) exec(db, "BEGIN IMMEDIATE", path);
+  try {
+    if constexpr (std::is_void_v<decltype(fn())>) {
+      fn();
+      if (own) exec(db, "COMMIT", path);
+    } else {
+      auto r = fn();
+      if (own) exec(db, "COMMIT", path);
+      return r;
+    }
+  } catch (...) {
+    if (own) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+std::string vendor_name(Vendor v) { return v == Vendor::amd ? "amd" : "nvidia"; }
+} // namespace
+
+std::string to_string(const Value& v) {
+  if (std::holds_alternative<int64_t>(v)) return std::to_string(std::get<int64_t>(v));
+  if (std::holds_alternative<double>(v)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", std::get<double>(v));
+    return buf;
+  }
+  if (std::holds_alternative<std::string>(v)) return std::get<std::string>(v);
+  return "";
+}
+
+void check_status(const std::string& status) {
+  for (const char* s : kStatuses)
+    if (status == s) return;
+  throw InputError("measurement status '" + status +
+                   "': expected one of ok, constraint, compile, resource, runtime, wrong-answer, timeout");
+}
+
+std::string now_iso8601() {
+  auto now = std::chrono::system_clock::now();
+  auto t = std::chrono::system_clock::to_time_t(now);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return buf;
+}
+
+Database Database::open(const std::string& path, const OpenOptions& options) {
+  std::error_code ec;
+  bool exists = std::filesystem::exists(path, ec);
+  if (!exists && options.read_only) throw InputError(path + ": no such database file");
+  if (exists) {
+    check_header(path, options.read_only);
+    std::error_code pec;
+    auto perms = std::filesystem::status(path, pec).permissions();
+    bool no_write_bits = !pec && (perms & std::filesystem::perms::all & (std::filesystem::perms::owner_write |
+                                  std::filesystem::perms::group_write | std::filesystem::perms::others_write)) ==
+                                     std::filesystem::perms::none;
+    if (!options.read_only && (access(path.c_str(), W_OK) != 0 || no_write_bits))
+      throw InputError(path + ": the database file is read-only; open it read-only or make it writable");
+  }
+  Database d;
+  d.path_ = path;
+  d.read_only_ = options.read_only;
+  int flags = (options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+              SQLITE_OPEN_NOMUTEX;
+  int rc = sqlite3_open_v2(path.c_str(), &d.db_, flags, nullptr);
+  if (rc != SQLITE_OK) detail::throw_sqlite(d.db_, rc, path);
+  sqlite3_extended_result_codes(d.db_, 1);
+  sqlite3_busy_handler(d.db_, busy_handler, reinterpret_cast<void*>(static_cast<intptr_t>(options.busy_timeout_ms)));
+
+  if (options.read_only) {
+    check_schema(d.db_, path, false);
+    return d;
+  }
+  JournalMode mode = resolve_journal_mode(options.journal, path);
+  {
+    Stmt s(d.db_, mode == JournalMode::wal ? "PRAGMA journal_mode=WAL" : "PRAGMA journal_mode=DELETE");
+    s.step();
+  }
+  exec(d.db_, mode == JournalMode::wal ? "PRAGMA synchronous=NORMAL" : "PRAGMA synchronous=FULL", path);
+  exec(d.db_, "PRAGMA foreign_keys=ON", path);
+  // Create or migrate under the write lock, so that concurrent openers do it once.
+  int version = check_schema(d.db_, path, true);
+  if (version < kSchemaVersion) {
+    write_txn(d.db_, path, [&] {
+      int now = check_schema(d.db_, path, true);
+      if (now < kSchemaVersion) detail::migrate(d.db_, now, kSchemaVersion, path);
+    });
+  }
+  return d;
+}
+
+Database::Database(Database&& o) noexcept : path_(std::move(o.path_)), read_only_(o.read_only_), db_(o.db_) {
+  o.db_ = nullptr;
+}
+
+Database& Database::operator=(Database&& o) noexcept {
+  if (this != &o) {
+    if (db_) sqlite3_close_v2(db_);
+    path_ = std::move(o.path_);
+    read_only_ = o.read_only_;
+    db_ = o.db_;
+    o.db_ = nullptr;
+  }
+  return *this;
+}
+
+Database::~Database() {
+  if (db_) sqlite3_close_v2(db_);
+}
+
+std::string Database::journal_mode() {
+  Stmt s(db_, "PRAGMA journal_mode");
+  return s.step() ? s.text(0) : "";
+}
+
+int Database::schema_version() { return pragma_int(db_, "PRAGMA user_version"); }
+
+void Database::begin() { exec(db_, "BEGIN IMMEDIATE", path_); }
+void Database::commit() { exec(db_, "COMMIT", path_); }
+void Database::rollback() { exec(db_, "ROLLBACK", path_); }
+
+int64_t Database::record_device(const DeviceRecord& d) {
+  return write_txn(db_, path_, [&] {
+    const char* cols = "vendor, target_id, isa, name, compute_units, memory_bytes, driver_version, runtime_version, emulated";
+    Stmt ins(db_, (std::string("INSERT OR IGNORE INTO devices(") + cols + ") VALUES(?,?,?,?,?,?,?,?,?)").c_str());
+    ins.bind(1, d.vendor).bind(2, d.target_id).bind(3, d.isa).bind(4, d.name).bind(5, int64_t(d.compute_units))
+        .bind(6, int64_t(d.memory_bytes)).bind(7, d.driver_version).bind(8, d.runtime_version)
+        .bind(9, int64_t(d.emulated));
+    ins.step();
+    Stmt q(db_, "SELECT id FROM devices WHERE vendor=? AND target_id=? AND name=? AND compute_units=? AND "
+                "memory_bytes=? AND driver_version=? AND runtime_version=? AND emulated=?");
+    q.bind(1, d.vendor).bind(2, d.target_id).bind(3, d.name).bind(4, int64_t(d.compute_units))
+        .bind(5, int64_t(d.memory_bytes)).bind(6, d.driver_version).bind(7, d.runtime_version)
+        .bind(8, int64_t(d.emulated));
+    if (!q.step()) throw Error(path_ + ": device row vanished after insert");
+    return q.int64(0);
+  });
+}
+
+int64_t Database::record_toolchain(const std::string& assembler, const std::string& version) {
+  return write_txn(db_, path_, [&] {
+    Stmt ins(db_, "INSERT OR IGNORE INTO toolchains(assembler, version) VALUES(?,?)");
+    ins.bind(1, assembler).bind(2, version).step();
+    Stmt q(db_, "SELECT id FROM toolchains WHERE assembler=? AND version=?");
+    q.bind(1, assembler).bind(2, version).step();
+    return q.int64(0);
+  });
+}
+
+int64_t Database::record_generator(const std::string& name, const std::string& version_hash) {
+  return write_txn(db_, path_, [&] {
+    Stmt ins(db_, "INSERT OR IGNORE INTO generators(name, version_hash) VALUES(?,?)");
+    ins.bind(1, name).bind(2, version_hash).step();
+    Stmt q(db_, "SELECT id FROM generators WHERE name=? AND version_hash=?");
+    q.bind(1, name).bind(2, version_hash).step();
+    return q.int64(0);
+  });
+}
+
+std::string Database::record_code_object(const CodeObject& code, int64_t toolchain_id) {
+  std::string digest = loader::sha256_hex(code.bytes);
+  if (!code.sha256.empty() && code.sha256 != digest)
+    throw InputError("code object for " + code.isa + ": its sha256 field " + code.sha256 +
+                     " does not match its bytes (" + digest + ")");
+  write_txn(db_, path_, [&] {
+    Stmt ins(db_, "INSERT OR IGNORE INTO code_objects(sha256, vendor, isa, target_id, size, bytes, toolchain_id, "
+                  "created_at) VALUES(?,?,?,?,?,?,?,?)");
+    ins.bind(1, digest).bind(2, vendor_name(code.vendor)).bind(3, code.isa).bind(4, code.target_id)
+        .bind(5, int64_t(code.bytes.size())).bind(6, std::span<const uint8_t>(code.bytes));
+    if (toolchain_id) ins.bind(7, toolchain_id);
+    else ins.bind_null(7);
+    ins.bind(8, now_iso8601()).step();
+    Stmt k(db_, "INSERT OR IGNORE INTO kernels(code_object, name, symbol, kernarg_size, kernarg_align, lds_bytes, "
+                "scratch_bytes, vgprs, agprs, sgprs, max_workgroup_size, wave_size, code_offset, code_size, args, "
+                "descriptor) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (const auto& kern : code.kernels) {
+      k.reset();
+      k.bind(1, digest).bind(2, kern.name).bind(3, kern.symbol).bind(4, int64_t(kern.kernarg_size))
+          .bind(5, int64_t(kern.kernarg_align)).bind(6, int64_t(kern.lds_bytes)).bind(7, int64_t(kern.scratch_bytes))
+          .bind(8, int64_t(kern.vgprs)).bind(9, int64_t(kern.agprs)).bind(10, int64_t(kern.sgprs))
+          .bind(11, int64_t(kern.max_workgroup_size)).bind(12, int64_t(kern.wave_size))
+          .bind(13, int64_t(kern.code_offset)).bind(14, int64_t(kern.code_size))
+          .bind(15, detail::args_to_json(kern.args).canonical());
+      if (kern.descriptor) k.bind(16, detail::descriptor_to_json(*kern.descriptor).canonical());
+      else k.bind_null(16);
+      k.step();
+    }
+  });
+  return digest;
+}
+
+int64_t Database::record_variant(const VariantRecord& v) {
+  std::string sig = canonical_json(v.signature, "variant signature");
+  std::string params = canonical_json(v.parameters, "variant parameters");
+  std::string launch = canonical_json(v.launch.empty() ? "{}" : v.launch, "variant launch");
+  return write_txn(db_, path_, [&] {
+    if (!v.code_object.empty()) {
+      Stmt c(db_, "SELECT 1 FROM kernels WHERE code_object=? AND name=?");
+      c.bind(1, v.code_object).bind(2, v.kernel);
+      if (!c.step())
+        throw InputError(path_ + ": variant refers to code object " + v.code_object + " kernel '" + v.kernel +
+                         "', which is not recorded; record the code object first");
+    }
+    Stmt ins(db_, "INSERT OR IGNORE INTO variants(generator_id, signature, parameters, code_object, kernel, launch) "
+                  "VALUES(?,?,?,?,?,?)");
+    ins.bind(1, v.generator_id).bind(2, sig).bind(3, params);
+    if (v.code_object.empty()) ins.bind_null(4);
+    else ins.bind(4, v.code_object);
+    ins.bind(5, v.kernel).bind(6, launch).step();
+    Stmt q(db_, "SELECT id FROM variants WHERE generator_id=? AND signature=? AND parameters=? AND code_object IS ? "
+                "AND kernel=?");
+    q.bind(1, v.generator_id).bind(2, sig).bind(3, params);
+    if (v.code_object.empty()) q.bind_null(4);
+    else q.bind(4, v.code_object);
+    q.bind(5, v.kernel);
+    if (!q.step()) throw Error(path_ + ": variant row vanished after insert");
+    return q.int64(0);
+  });
+}
+
+void Database::record_run_start(const RunRecord& r) {
+  if (r.guid.empty()) throw InputError("run: empty GUID");
+  write_txn(db_, path_, [&] {
+    Stmt s(db_, "INSERT INTO runs(guid, strategy, budget, host, started_at, ended_at) VALUES(?,?,?,?,?,?) "
+                "ON CONFLICT(guid) DO NOTHING");
+    s.bind(1, r.guid).bind(2, r.strategy).bind(3, r.budget).bind(4, r.host)
+        .bind(5, r.started_at.empty() ? now_iso8601() : r.started_at);
+    if (r.ended_at.empty()) s.bind_null(6);
+    else s.bind(6, r.ended_at);
+    s.step();
+  });
+}
+
+void Database::record_run_end(const std::string& guid, const std::string& ended_at) {
+  write_txn(db_, path_, [&] {
+    Stmt s(db_, "UPDATE runs SET ended_at=? WHERE guid=?");
+    s.bind(1, ended_at.empty() ? now_iso8601() : ended_at).bind(2, guid).step();
+    if (sqlite3_changes(db_) == 0) throw InputError(path_ + ": no run with GUID " + guid);
+  });
+}
+
+int64_t Database::record_measurement(const MeasurementRecord& m) {
+  check_status(m.status);
+  if (m.device_kind != "real" && m.device_kind != "emulated")
+    throw InputError("measurement device_kind '" + m.device_kind + "': expected real or emulated");
+  std::string problem = canonical_json(m.problem, "measurement problem");
+  return write_txn(db_, path_, [&] {
+    Stmt s(db_, "INSERT INTO measurements(variant_id, device_id, problem, status, median_ms, p20_ms, p80_ms, min_ms, "
+                "count, timing_method, device_kind, measured_at, run_guid, message) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    s.bind(1, m.variant_id).bind(2, m.device_id).bind(3, problem).bind(4, m.status).bind_opt(5, m.median_ms)
+        .bind_opt(6, m.p20_ms).bind_opt(7, m.p80_ms).bind_opt(8, m.min_ms).bind(9, m.count)
+        .bind(10, m.timing_method).bind(11, m.device_kind)
+        .bind(12, m.measured_at.empty() ? now_iso8601() : m.measured_at);
+    if (m.run_guid.empty()) s.bind_null(13);
+    else s.bind(13, m.run_guid);
+    s.bind(14, m.message).step();
+    return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  });
+}
+
+bool Database::has_code_object(const std::string& sha256) {
+  Stmt s(db_, "SELECT 1 FROM code_objects WHERE sha256=?");
+  s.bind(1, sha256);
+  return s.step();
+}
+
+CodeObject Database::code_object(const std::string& sha256) {
+  CodeObject code;
+  {
+    Stmt s(db_, "SELECT vendor, isa, target_id, bytes FROM code_objects WHERE sha256=?");
+    s.bind(1, sha256);
+    if (!s.step()) throw InputError(path_ + ": no code object with sha256 " + sha256);
+    code.vendor = s.text(0) == "nvidia" ? Vendor::nvidia : Vendor::amd;
+    code.isa = s.text(1);
+    code.target_id = s.text(2);
+    code.bytes = s.blob(3);
+  }
+  std::string digest = loader::sha256_hex(code.bytes);
+  if (digest != sha256)
+    throw InputError(path_ + ": code_objects row sha256=" + sha256 + ": the stored blob hashes to " + digest +
+                     "; the blob is corrupt, refusing to load it");
+  code.sha256 = digest;
+  Stmt k(db_, "SELECT name, symbol, kernarg_size, kernarg_align, lds_bytes, scratch_bytes, vgprs, agprs, sgprs, "
+              "max_workgroup_size, wave_size, code_offset, code_size, args, descriptor FROM kernels "
+              "WHERE code_object=? ORDER BY name");
+  k.bind(1, sha256);
+  while (k.step()) {
+    KernelInfo ki;
+    ki.name = k.text(0);
+    ki.symbol = k.text(1);
+    ki.kernarg_size = uint32_t(k.int64(2));
+    ki.kernarg_align = uint32_t(k.int64(3));
+    ki.lds_bytes = uint32_t(k.int64(4));
+    ki.scratch_bytes = uint32_t(k.int64(5));
+    ki.vgprs = uint32_t(k.int64(6));
+    ki.agprs = uint32_t(k.int64(7));
+    ki.sgprs = uint32_t(k.int64(8));
+    ki.max_workgroup_size = uint32_t(k.int64(9));
+    ki.wave_size = uint32_t(k.int64(10));
+    ki.code_offset = uint64_t(k.int64(11));
+    ki.code_size = uint64_t(k.int64(12));
+    ki.args = detail::args_from_json(JsonValue::parse(k.text(13)));
+    if (!k.is_null(14)) ki.descriptor = detail::descriptor_from_json(JsonValue::parse(k.text(14)));
+    code.kernels.push_back(std::move(ki));
+  }
+  return code;
+}
+
+std::vector<Row> Database::query(const std::string& sql, const std::vector<Value>& params) {
+  Stmt s(db_, sql.c_str());
+  for (size_t i = 0; i < params.size(); ++i) s.bind_value(int(i + 1), params[i]);
+  std::vector<Row> rows;
+  while (s.step()) {
+    Row r;
+    for (int c = 0; c < s.columns(); ++c) r.push_back(s.value(c));
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+} // namespace isatune::db

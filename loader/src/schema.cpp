@@ -1,0 +1,153 @@
+// The schema, one migration step per version. A fresh file runs every step; an older file runs the steps it
+// lacks, all inside the caller's single transaction.
+#include "isatune/error.h"
+#include "sqlite_stmt.h"
+
+namespace isatune::db::detail {
+
+namespace {
+// Version 1: the tables.
+const char* kStep1 = R"sql(
+CREATE TABLE devices(
+  id INTEGER PRIMARY KEY,
+  vendor TEXT NOT NULL CHECK(vendor IN ('amd','nvidia')),
+  target_id TEXT NOT NULL,
+  isa TEXT NOT NULL,
+  name TEXT NOT NULL,
+  compute_units INTEGER NOT NULL,
+  memory_bytes INTEGER NOT NULL,
+  driver_version TEXT NOT NULL,
+  runtime_version TEXT NOT NULL,
+  emulated INTEGER NOT NULL CHECK(emulated IN (0,1)),
+  UNIQUE(vendor, target_id, name, compute_units, memory_bytes, driver_version, runtime_version, emulated));
+CREATE TABLE toolchains(
+  id INTEGER PRIMARY KEY,
+  assembler TEXT NOT NULL,
+  version TEXT NOT NULL,
+  UNIQUE(assembler, version));
+CREATE TABLE generators(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  version_hash TEXT NOT NULL,
+  UNIQUE(name, version_hash));
+CREATE TABLE code_objects(
+  sha256 TEXT PRIMARY KEY CHECK(length(sha256) = 64),
+  vendor TEXT NOT NULL CHECK(vendor IN ('amd','nvidia')),
+  isa TEXT NOT NULL,
+  target_id TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  bytes BLOB NOT NULL,
+  toolchain_id INTEGER REFERENCES toolchains(id),
+  created_at TEXT NOT NULL);
+CREATE TABLE kernels(
+  code_object TEXT NOT NULL REFERENCES code_objects(sha256) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  symbol TEXT NOT NULL,
+  kernarg_size INTEGER NOT NULL,
+  kernarg_align INTEGER NOT NULL,
+  lds_bytes INTEGER NOT NULL,
+  scratch_bytes INTEGER NOT NULL,
+  vgprs INTEGER NOT NULL,
+  agprs INTEGER NOT NULL,
+  sgprs INTEGER NOT NULL,
+  max_workgroup_size INTEGER NOT NULL,
+  wave_size INTEGER NOT NULL,
+  code_offset INTEGER NOT NULL,
+  code_size INTEGER NOT NULL,
+  args TEXT NOT NULL,
+  descriptor TEXT,
+  PRIMARY KEY(code_object, name));
+CREATE TABLE variants(
+  id INTEGER PRIMARY KEY,
+  generator_id INTEGER NOT NULL REFERENCES generators(id),
+  signature TEXT NOT NULL,
+  parameters TEXT NOT NULL,
+  code_object TEXT REFERENCES code_objects(sha256),
+  kernel TEXT NOT NULL,
+  launch TEXT NOT NULL DEFAULT '{}',
+  UNIQUE(generator_id, signature, parameters, code_object, kernel));
+CREATE TABLE runs(
+  guid TEXT PRIMARY KEY,
+  strategy TEXT NOT NULL,
+  budget TEXT NOT NULL,
+  host TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  ended_at TEXT);
+CREATE TABLE measurements(
+  id INTEGER PRIMARY KEY,
+  variant_id INTEGER NOT NULL REFERENCES variants(id),
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  problem TEXT NOT NULL,
+  status TEXT NOT NULL
+    CHECK(status IN ('ok','constraint','compile','resource','runtime','wrong-answer','timeout')),
+  median_ms REAL, p20_ms REAL, p80_ms REAL, min_ms REAL,
+  count INTEGER NOT NULL DEFAULT 0,
+  timing_method TEXT NOT NULL,
+  device_kind TEXT NOT NULL CHECK(device_kind IN ('real','emulated')),
+  measured_at TEXT NOT NULL,
+  run_guid TEXT REFERENCES runs(guid),
+  message TEXT NOT NULL DEFAULT '');
+CREATE INDEX measurements_variant ON measurements(variant_id);
+CREATE INDEX measurements_run ON measurements(run_guid);
+CREATE INDEX variants_code_object ON variants(code_object);
+)sql";
+
+// Version 2: `best`, the fastest ok measurement per (generator, signature, device target, CU count, device
+// kind, problem), kept by a trigger so that select() reads one small table.
+const char* kStep2 = R"sql(
+CREATE TABLE best(
+  generator TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  target_id TEXT NOT NULL,
+  compute_units INTEGER NOT NULL,
+  device_kind TEXT NOT NULL,
+  problem TEXT NOT NULL,
+  isa TEXT NOT NULL,
+  measurement_id INTEGER NOT NULL,
+  variant_id INTEGER NOT NULL,
+  median_ms REAL NOT NULL,
+  PRIMARY KEY(generator, signature, target_id, compute_units, device_kind, problem)) WITHOUT ROWID;
+CREATE TRIGGER measurements_best AFTER INSERT ON measurements
+WHEN NEW.status = 'ok' AND NEW.median_ms IS NOT NULL
+BEGIN
+  INSERT INTO best(generator, signature, target_id, compute_units, device_kind, problem, isa, measurement_id,
+                   variant_id, median_ms)
+  SELECT g.name, v.signature, d.target_id, d.compute_units, NEW.device_kind, NEW.problem, d.isa, NEW.id,
+         NEW.variant_id, NEW.median_ms
+  FROM variants v JOIN generators g ON g.id = v.generator_id JOIN devices d ON d.id = NEW.device_id
+  WHERE v.id = NEW.variant_id AND v.code_object IS NOT NULL
+  ON CONFLICT(generator, signature, target_id, compute_units, device_kind, problem) DO UPDATE SET
+    measurement_id = excluded.measurement_id, variant_id = excluded.variant_id, median_ms = excluded.median_ms
+  WHERE excluded.median_ms < best.median_ms;
+END;
+)sql";
+
+// Rebuilds `best` from every measurement (the v1 -> v2 migration, and after gc or merge).
+const char* kRebuildBest = R"sql(
+DELETE FROM best;
+INSERT INTO best(generator, signature, target_id, compute_units, device_kind, problem, isa, measurement_id,
+                 variant_id, median_ms)
+SELECT g.name, v.signature, d.target_id, d.compute_units, m.device_kind, m.problem, d.isa, m.id, m.variant_id,
+       m.median_ms
+FROM measurements m JOIN variants v ON v.id = m.variant_id JOIN generators g ON g.id = v.generator_id
+     JOIN devices d ON d.id = m.device_id
+WHERE m.status = 'ok' AND m.median_ms IS NOT NULL AND v.code_object IS NOT NULL
+ORDER BY m.median_ms, m.id
+ON CONFLICT(generator, signature, target_id, compute_units, device_kind, problem) DO NOTHING;
+)sql";
+} // namespace
+
+void rebuild_best(sqlite3* db, const std::string& context) { exec(db, kRebuildBest, context); }
+
+void migrate(sqlite3* db, int from_version, int target, const std::string& context) {
+  static const char* steps[] = {kStep1, kStep2};
+  if (target > static_cast<int>(std::size(steps))) throw Error("internal: no migration to version " + std::to_string(target));
+  for (int v = from_version; v < target; ++v) {
+    exec(db, steps[v], context + ": migrating to schema version " + std::to_string(v + 1));
+    if (v + 1 == 2 && from_version >= 1) rebuild_best(db, context);
+  }
+  exec(db, ("PRAGMA application_id = " + std::to_string(kApplicationId)).c_str(), context);
+  exec(db, ("PRAGMA user_version = " + std::to_string(target)).c_str(), context);
+}
+
+} // namespace isatune::db::detail

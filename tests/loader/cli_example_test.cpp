@@ -1,0 +1,162 @@
+// End to end: the CLI's devices and db commands, and the example application built against the installed
+// package and run through backend plugins: the CDNA emulator, and the test double (see docs/loader.md).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "test_util.h"
+#ifdef ISATUNE_EMU_PLUGIN
+#include "isatune/toolchain/assembler.h"
+#endif
+
+namespace {
+struct Run {
+  int rc;
+  std::string out;
+};
+Run run(const std::string& cmd) {
+  Run r{-1, ""};
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int st = pclose(p);
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+const std::string kCli = ISATUNE_CLI_PATH;
+} // namespace
+
+TEST(Cli, DevicesAndDb) {
+  auto dir = testutil::temp_dir();
+  {
+    auto d = isatune::db::Database::open(dir + "/t.db");
+    testutil::populate(d, {256, 1024}, 2);
+  }
+  auto dev = run(kCli + " devices --json");
+  EXPECT_EQ(dev.rc, 0) << dev.out;
+  EXPECT_NE(dev.out.find("\"backends\""), std::string::npos);
+  auto ls = run(kCli + " db ls --db " + dir + "/t.db");
+  EXPECT_EQ(ls.rc, 0) << ls.out;
+  EXPECT_NE(ls.out.find("measurements"), std::string::npos);
+  auto best = run(kCli + " db best --json --db " + dir + "/t.db");
+  EXPECT_EQ(best.rc, 0) << best.out;
+  EXPECT_NE(best.out.find("{\\\"n\\\":1024}"), std::string::npos) << best.out;
+  EXPECT_EQ(run(kCli + " db verify --db " + dir + "/t.db").rc, 0);
+  EXPECT_EQ(run(kCli + " db show 1 --db " + dir + "/t.db").rc, 0);
+  EXPECT_EQ(run(kCli + " db export " + dir + "/out --db " + dir + "/t.db").rc, 0);
+  EXPECT_EQ(run(kCli + " db import " + dir + "/out --db " + dir + "/u.db").rc, 0);
+  auto merge = run(kCli + " db merge " + dir + "/t.db --db " + dir + "/u.db");
+  EXPECT_EQ(merge.rc, 0) << merge.out;
+  EXPECT_EQ(run(kCli + " db gc --db " + dir + "/u.db").rc, 0);
+  auto missing = run(kCli + " db ls --db " + dir + "/none.db");
+  EXPECT_EQ(missing.rc, 1);
+  EXPECT_NE(missing.out.find("no such database file"), std::string::npos);
+}
+
+#ifdef ISATUNE_EMU_PLUGIN
+// A tuning database whose one variant is the real vector_add fixture (kernel vadd(a, b, c, count)), assembled
+// in process, with emulated measurements for the emulator's gfx942 at n = 256 and n = 1024.
+void populate_emulated(isatune::db::Database& db) {
+  std::ifstream f(std::string(ISATUNE_FIXTURES_DIR) + "/vector_add.s");
+  std::stringstream text;
+  text << f.rdbuf();
+  auto code = isatune::toolchain::make_assembler("llvm")->assemble(text.str(), {"gfx942", "vector_add.s"}).code;
+  isatune::db::DeviceRecord d;
+  d.vendor = "amd";
+  d.target_id = "amdgcn-amd-amdhsa--gfx942";
+  d.isa = "gfx942";
+  d.name = "CDNA emulator (gfx942)";
+  d.compute_units = 304;
+  d.memory_bytes = 64ull << 30;
+  d.driver_version = "isatune-emu";
+  d.emulated = true;
+  int64_t device = db.record_device(d);
+  int64_t generator = db.record_generator("vector_add", "fixture");
+  int64_t tc = db.record_toolchain("llvm", "in process");
+  db.record_run_start({"run-emu", "grid", "60s", "testhost", "", ""});
+  isatune::db::VariantRecord vr;
+  vr.generator_id = generator;
+  vr.signature = testutil::kSignature;
+  vr.parameters = "{\"block\":256}";
+  vr.code_object = db.record_code_object(code, tc);
+  vr.kernel = "vadd";
+  vr.launch = testutil::kLaunch;
+  int64_t variant = db.record_variant(vr);
+  for (int n : {256, 1024}) {
+    isatune::db::MeasurementRecord m;
+    m.variant_id = variant;
+    m.device_id = device;
+    m.problem = "{\"n\":" + std::to_string(n) + "}";
+    m.median_ms = m.p20_ms = m.p80_ms = m.min_ms = 0.004;
+    m.count = 1;
+    m.device_kind = "emulated";
+    m.timing_method = "emulator-estimate";
+    m.run_guid = "run-emu";
+    db.record_measurement(m);
+  }
+}
+#endif
+
+// The example application, built against the installed package (isatune::loader only), loads the emulator as a
+// plugin, selects the tuned vector_add and checks its results on random inputs against the CPU. The test-double
+// backend stays for what the emulator cannot do: run a kernel wrongly. It runs none, so the example's check must
+// report the results as wrong there (the check is not vacuous).
+TEST(Example, BuildsAgainstInstalledPackageAndRuns) {
+  auto dir = testutil::temp_dir();
+  std::string cmake = ISATUNE_CMAKE_COMMAND;
+  auto inst = run(cmake + " --install " + ISATUNE_BINARY_DIR + " --component Unspecified --prefix " + dir + "/prefix");
+  ASSERT_EQ(inst.rc, 0) << inst.out;
+  ASSERT_TRUE(std::filesystem::exists(dir + "/prefix/lib/cmake/isatune/isatuneConfig.cmake"));
+  ASSERT_TRUE(std::filesystem::exists(dir + "/prefix/lib/pkgconfig/isatune.pc"));
+  auto cfg = run(cmake + " -S " + ISATUNE_EXAMPLE_DIR + " -B " + dir + "/build -DCMAKE_PREFIX_PATH=" + dir + "/prefix");
+  ASSERT_EQ(cfg.rc, 0) << cfg.out;
+  auto build = run(cmake + " --build " + dir + "/build");
+  ASSERT_EQ(build.rc, 0) << build.out;
+  const std::string app_path = dir + "/build/select_and_launch";
+
+#ifdef ISATUNE_EMU_PLUGIN
+  {
+    auto d = isatune::db::Database::open(dir + "/emu.db");
+    populate_emulated(d);
+  }
+  // 1000 elements: a ragged last workgroup (4 x 256 threads, 24 idle).
+  auto emu = run("ISATUNE_BACKEND_PLUGINS=" ISATUNE_EMU_PLUGIN " " + app_path + " " + dir +
+                 "/emu.db emu:gfx942 vector_add '{\"dtype\":\"f32\"}' '{\"n\":1000}' 1000");
+  EXPECT_EQ(emu.rc, 0) << emu.out;
+  EXPECT_NE(emu.out.find("selected vadd"), std::string::npos) << emu.out;
+  EXPECT_NE(emu.out.find("tuned for {\"n\":1024} (nearest"), std::string::npos) << emu.out;
+  EXPECT_NE(emu.out.find("launched vadd on emu:gfx942"), std::string::npos) << emu.out;
+  EXPECT_NE(emu.out.find("checked 1000 results against the CPU: all equal"), std::string::npos) << emu.out;
+  auto exact = run("ISATUNE_BACKEND_PLUGINS=" ISATUNE_EMU_PLUGIN " " + app_path + " " + dir +
+                   "/emu.db emu vector_add '{\"dtype\":\"f32\"}' '{\"n\":256}' 256");
+  EXPECT_EQ(exact.rc, 0) << exact.out;
+  EXPECT_NE(exact.out.find("(exact"), std::string::npos) << exact.out;
+  EXPECT_NE(exact.out.find("checked 256 results against the CPU: all equal"), std::string::npos) << exact.out;
+  // Emulated measurements are never offered to a real device, and the emulator has no gfx1100.
+  auto other = run("ISATUNE_BACKEND_PLUGINS=" ISATUNE_EMU_PLUGIN " " + app_path + " " + dir +
+                   "/emu.db emu:gfx1100 vector_add '{}' '{}' 1");
+  EXPECT_EQ(other.rc, 1) << other.out;
+  EXPECT_NE(other.out.find("gfx1100"), std::string::npos) << other.out;
+#else
+  std::printf("emulator plugin not built: the example runs on the test double only\n");
+#endif
+
+  {
+    auto d = isatune::db::Database::open(dir + "/tune.db");
+    testutil::populate(d, {256, 1024}, 2, true);
+  }
+  auto fake = run("ISATUNE_BACKEND_PLUGINS=" ISATUNE_TEST_PLUGIN " " + app_path + " " + dir +
+                  "/tune.db fake:gfx942 vector_add '{\"dtype\":\"f32\"}' '{\"n\":1000}' 1000");
+  EXPECT_EQ(fake.rc, 1) << fake.out;
+  EXPECT_NE(fake.out.find("tuned for {\"n\":1024} (nearest"), std::string::npos) << fake.out;
+  EXPECT_NE(fake.out.find("launched vector_add"), std::string::npos) << fake.out;
+  EXPECT_NE(fake.out.find("results differ from the CPU"), std::string::npos) << fake.out;
+  auto nodev = run(app_path + " " + dir + "/tune.db hip:0 vector_add '{}' '{}' 1");
+  EXPECT_EQ(nodev.rc, 1);
+  EXPECT_NE(nodev.out.find("hip"), std::string::npos) << nodev.out;
+}
