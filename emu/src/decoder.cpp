@@ -1,0 +1,306 @@
+#include "decoder.h"
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "llvm/MC/MCAsmInfo.h"
+#include "llvm/MC/MCContext.h"
+#include "llvm/MC/MCDisassembler/MCDisassembler.h"
+#include "llvm/MC/MCInst.h"
+#include "llvm/MC/MCInstPrinter.h"
+#include "llvm/MC/MCInstrInfo.h"
+#include "llvm/MC/MCRegisterInfo.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/MCTargetOptions.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include "isatune/error.h"
+#include "ops.h"
+
+namespace isatune::codeobj::detail {
+void init_amdgpu_target();
+}
+
+namespace isatune::emu {
+
+namespace {
+
+const std::set<std::string, std::less<>> kSuffixes = {"vi",   "gfx9",  "gfx90a", "gfx940", "gfx950", "gfx6",
+                                                      "gfx7", "gfx8",  "gfx10",  "ci",     "acd",    "vcd",
+                                                      "e32",  "e64",   "dpp",    "sdwa",   "IMM",    "SGPR",
+                                                      "SADDR", "OFFEN", "IDXEN", "BOTHEN", "OFFSET", "gfx90acd",
+                                                      "gfx940acd", "gfx90avcd"};
+
+struct Flags {
+  bool e64 = false, dpp = false, sdwa = false, saddr = false;
+  uint8_t buf_mode = 0;
+  bool sgpr_offset = false;
+};
+
+std::string base_name(std::string name, Flags& f) {
+  for (;;) {
+    size_t u = name.rfind('_');
+    if (u == std::string::npos) break;
+    std::string tail = name.substr(u + 1);
+    if (!kSuffixes.count(tail)) break;
+    if (tail == "e64") f.e64 = true;
+    if (tail == "dpp") f.dpp = true;
+    if (tail == "sdwa") f.sdwa = true;
+    if (tail == "SADDR") f.saddr = true;
+    if (tail == "OFFEN") f.buf_mode = 1;
+    if (tail == "IDXEN") f.buf_mode = 2;
+    if (tail == "BOTHEN") f.buf_mode = 3;
+    if (tail == "SGPR") f.sgpr_offset = true;
+    name.resize(u);
+  }
+  return name;
+}
+
+// "VGPR4_VGPR5" -> vgpr 4 width 2; "SGPR0_SGPR1" -> sgpr 0 width 2; VCC, EXEC, M0 ...
+Opnd reg_operand(std::string_view name) {
+  Opnd o;
+  auto count_parts = [&] { return uint8_t(1 + std::count(name.begin(), name.end(), '_')); };
+  auto number = [](std::string_view s, size_t at) { return uint16_t(std::atoi(std::string(s.substr(at)).c_str())); };
+  if (name.starts_with("VGPR")) {
+    o.kind = OpKind::vgpr, o.reg = number(name, 4), o.width = count_parts();
+  } else if (name.starts_with("AGPR")) {
+    o.kind = OpKind::vgpr, o.reg = uint16_t(256 + number(name, 4)), o.width = count_parts();
+  } else if (name.starts_with("SGPR") && name != "SGPR_NULL") {
+    o.kind = OpKind::sgpr, o.reg = number(name, 4), o.width = count_parts();
+  } else if (name == "VCC") {
+    o.kind = OpKind::sgpr, o.reg = kVcc, o.width = 2;
+  } else if (name == "VCC_LO") {
+    o.kind = OpKind::sgpr, o.reg = kVcc;
+  } else if (name == "VCC_HI") {
+    o.kind = OpKind::sgpr, o.reg = kVcc + 1;
+  } else if (name == "EXEC") {
+    o.kind = OpKind::sgpr, o.reg = kExec, o.width = 2;
+  } else if (name == "EXEC_LO") {
+    o.kind = OpKind::sgpr, o.reg = kExec;
+  } else if (name == "EXEC_HI") {
+    o.kind = OpKind::sgpr, o.reg = kExec + 1;
+  } else if (name.starts_with("M0")) {
+    o.kind = OpKind::sgpr, o.reg = kM0;
+  } else {
+    o.kind = OpKind::bad, o.bad_name = std::string(name);
+  }
+  return o;
+}
+
+RegRange range_of(const Opnd& o) {
+  if (o.kind == OpKind::sgpr) return {o.reg, o.width};
+  if (o.kind == OpKind::vgpr) return {uint16_t(kVgprBase + o.reg), o.width};
+  return {};
+}
+
+RegRange implicit_range(std::string_view name) {
+  if (name == "SCC") return {kScc, 1};
+  Opnd o = reg_operand(name);
+  return range_of(o);
+}
+
+std::string tidy(std::string text) {
+  size_t start = text.find_first_not_of(" \t");
+  text.erase(0, start == std::string::npos ? text.size() : start);
+  for (char& c : text)
+    if (c == '\t') c = ' ';
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n')) text.pop_back();
+  return text;
+}
+
+bool is_trans(std::string_view n) {
+  for (const char* t : {"V_EXP_", "V_LOG_", "V_RCP_", "V_RSQ_", "V_SQRT_", "V_SIN_", "V_COS_"})
+    if (n.starts_with(t)) return true;
+  return false;
+}
+
+struct Mc {
+  std::unique_ptr<llvm::MCRegisterInfo> mri;
+  std::unique_ptr<llvm::MCAsmInfo> mai;
+  std::unique_ptr<llvm::MCSubtargetInfo> sti;
+  std::unique_ptr<llvm::MCInstrInfo> mii;
+  std::unique_ptr<llvm::MCContext> ctx;
+  std::unique_ptr<llvm::MCDisassembler> dis;
+  std::unique_ptr<llvm::MCInstPrinter> printer;
+  int mods_type = -1; // OperandType of a VOP3 source-modifier operand, learnt from V_ADD_F32_e64
+};
+
+void setup(Mc& mc, const std::string& cpu) {
+  codeobj::detail::init_amdgpu_target();
+  llvm::Triple triple("amdgcn-amd-amdhsa");
+  std::string error;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!t) throw UnavailableError("LLVM has no AMDGPU target: " + error);
+  mc.mri.reset(t->createMCRegInfo(triple));
+  llvm::MCTargetOptions options;
+  mc.mai.reset(t->createMCAsmInfo(*mc.mri, triple, options));
+  mc.sti.reset(t->createMCSubtargetInfo(triple, cpu, ""));
+  mc.mii.reset(t->createMCInstrInfo());
+  if (!mc.mri || !mc.mai || !mc.sti || !mc.mii) throw UnavailableError("LLVM's AMDGPU MC layer is not available");
+  mc.ctx = std::make_unique<llvm::MCContext>(triple, mc.mai.get(), mc.mri.get(), mc.sti.get());
+  mc.dis.reset(t->createMCDisassembler(*mc.sti, *mc.ctx));
+  mc.printer.reset(t->createMCInstPrinter(triple, mc.mai->getAssemblerDialect(), *mc.mai, *mc.mii, *mc.mri));
+  if (!mc.dis || !mc.printer) throw UnavailableError("LLVM's AMDGPU disassembler is not available");
+  for (unsigned op = 0; op < mc.mii->getNumOpcodes(); ++op)
+    if (mc.mii->getName(op) == "V_ADD_F32_e64_vi") {
+      mc.mods_type = mc.mii->get(op).operands()[1].OperandType;
+      break;
+    }
+}
+
+bool crashes_llvm_decoder(llvm::ArrayRef<uint8_t> b) {
+  if (b.size() < 8) return false;
+  const uint32_t op = b[3] >> 2;
+  return (op == 0x38 || op == 0x3a) && b[7] == 0xff;
+}
+
+void fill_hazard_view(Inst& in, const llvm::MCInstrDesc& desc, const Mc& mc) {
+  for (int i = 0; i < in.ndst; ++i)
+    if (auto r = range_of(in.dst[i]); r.count) in.writes.push_back(r);
+  for (int i = 0; i < in.nsrc; ++i)
+    if (auto r = range_of(in.src[i]); r.count) in.reads.push_back(r);
+  for (llvm::MCPhysReg r : desc.implicit_defs())
+    if (auto rr = implicit_range(mc.mri->getName(r)); rr.count) in.writes.push_back(rr);
+  for (llvm::MCPhysReg r : desc.implicit_uses()) {
+    std::string_view n = mc.mri->getName(r);
+    if (n.starts_with("EXEC")) continue; // every vector instruction reads EXEC; the rules name EXEC writes
+    if (auto rr = implicit_range(n); rr.count) in.reads.push_back(rr);
+  }
+  if (in.cat == Cat::mfma && in.nsrc >= 3) {
+    in.mfma_a = range_of(in.src[0]);
+    in.mfma_b = range_of(in.src[1]);
+    in.mfma_c = range_of(in.src[2]);
+  }
+  for (const auto& w : in.writes) {
+    if (w.first >= kVgprBase && w.first < kScc) in.vwrites.push_back(w);
+    else if (w.first < 128 && !w.overlaps({kExec, 2})) in.swrites.push_back(w);
+  }
+  for (const auto& w : in.writes)
+    if (w.overlaps({kExec, 2}) && (in.cat == Cat::valu || in.cat == Cat::trans)) in.writes_exec_valu = true;
+}
+
+} // namespace
+
+Program decode_kernel(const CodeObject& code, const KernelInfo& kernel, cdna::Gfx gfx) {
+  if (kernel.code_offset == 0 || kernel.code_offset >= code.bytes.size())
+    throw InputError("kernel '" + kernel.name + "' has no machine code in the code object");
+  uint64_t size = kernel.code_size;
+  if (size == 0 || size > code.bytes.size() - kernel.code_offset) size = code.bytes.size() - kernel.code_offset;
+  std::string cpu = code.isa.empty() ? "gfx942" : code.isa;
+
+  Mc mc;
+  setup(mc, cpu);
+  llvm::ArrayRef<uint8_t> bytes(code.bytes.data() + kernel.code_offset, size);
+  Program prog;
+  prog.index_of_addr.assign((size + 3) / 4, -1);
+  uint64_t pc = 0;
+  bool ended = false;
+  while (pc < bytes.size()) {
+    llvm::MCInst mi;
+    uint64_t isz = 0;
+    auto status = crashes_llvm_decoder(bytes.slice(pc)) ? llvm::MCDisassembler::Fail
+                                                        : mc.dis->getInstruction(mi, isz, bytes.slice(pc), pc, llvm::nulls());
+    Inst in;
+    in.addr = uint32_t(pc);
+    if (status == llvm::MCDisassembler::Fail || isz == 0 || isz > bytes.size() - pc) {
+      if (kernel.code_size == 0 && ended) break;
+      isz = std::min<uint64_t>(4, bytes.size() - pc);
+      char buf[40];
+      uint32_t word = 0;
+      std::memcpy(&word, bytes.data() + pc, size_t(isz));
+      std::snprintf(buf, sizeof buf, "<undecodable 0x%08x>", word);
+      in.text = buf;
+      in.size = uint8_t(isz);
+      prog.index_of_addr[pc / 4] = int32_t(prog.insts.size());
+      prog.insts.push_back(std::move(in));
+      pc += isz;
+      continue;
+    }
+    in.size = uint8_t(isz);
+    {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      mc.printer->printInst(&mi, pc, "", *mc.sti, os);
+      os.flush();
+      in.text = tidy(text);
+    }
+    Flags f;
+    in.name = base_name(std::string(mc.mii->getName(mi.getOpcode())), f);
+    in.e64 = f.e64, in.dpp = f.dpp, in.sdwa = f.sdwa, in.saddr = f.saddr, in.buf_mode = f.buf_mode;
+    const llvm::MCInstrDesc& desc = mc.mii->get(mi.getOpcode());
+    unsigned ndefs = desc.getNumDefs();
+    uint8_t pending_mods = 0;
+    for (unsigned i = 0; i < mi.getNumOperands(); ++i) {
+      const llvm::MCOperand& op = mi.getOperand(i);
+      const bool described = i < desc.getNumOperands();
+      if (i < ndefs && op.isReg()) {
+        if (in.ndst < 2) in.dst[in.ndst++] = reg_operand(mc.mri->getName(op.getReg()));
+        continue;
+      }
+      if (described && i >= ndefs && desc.getOperandConstraint(i, llvm::MCOI::TIED_TO) != -1) continue;
+      if (op.isReg()) {
+        Opnd o = op.getReg() ? reg_operand(mc.mri->getName(op.getReg())) : Opnd{};
+        o.mods = pending_mods;
+        pending_mods = 0;
+        if (in.nsrc < 5) in.src[in.nsrc++] = o;
+      } else if (op.isImm()) {
+        if (described && int(desc.operands()[i].OperandType) == mc.mods_type && mc.mods_type >= 0) {
+          pending_mods = uint8_t(op.getImm());
+        } else if (described && desc.operands()[i].RegClass != -1) {
+          Opnd o;
+          o.kind = OpKind::imm, o.imm = uint64_t(op.getImm()), o.mods = pending_mods;
+          pending_mods = 0;
+          if (in.nsrc < 5) in.src[in.nsrc++] = o;
+        } else if (in.nimm < 10) {
+          in.imm[in.nimm++] = op.getImm();
+        }
+      } else if (op.isExpr()) {
+        if (in.nimm < 10) in.imm[in.nimm++] = 0;
+      }
+    }
+    if (const OpInfo* info = find_op(in.name)) {
+      in.fn = info->fn;
+      in.cat = info->cat;
+    }
+    if (is_trans(in.name) && in.cat == Cat::valu) in.cat = Cat::trans;
+    in.lane_op = in.name == "V_READLANE_B32" || in.name == "V_READFIRSTLANE_B32" || in.name == "V_WRITELANE_B32";
+    in.dot = in.name.starts_with("V_DOT");
+    in.accvgpr = in.name.starts_with("V_ACCVGPR");
+    if (in.cat == Cat::mfma) {
+      in.mfma = find_mfma(in.name);
+      int g = int(gfx);
+      uint16_t cycles = in.mfma ? in.mfma->cycles[g] : 0;
+      if (in.mfma && cycles == 0) in.fn = nullptr; // not on this target
+      in.passes = uint8_t(cycles / 4);
+      bool f32 = in.mfma && in.mfma->a == MType::f32;
+      in.xdl = gfx == cdna::Gfx::gfx90a ? true : !f32;
+    }
+    if (in.cat == Cat::branch && in.nimm >= 1 && in.name != "S_SETPC_B64" && in.name != "S_GETPC_B64") {
+      int64_t target = int64_t(pc) + 4 + int64_t(int16_t(in.imm[0])) * 4;
+      in.imm[9] = target;
+    }
+    fill_hazard_view(in, desc, mc);
+    if (in.cat == Cat::vmem_store || in.cat == Cat::flat_store) {
+      // data operand: the VGPR source that is not the address (global: src[1] or src[0] for saddr forms)
+      for (int i = 0; i < in.nsrc; ++i)
+        if (in.src[i].kind == OpKind::vgpr && i > 0) {
+          in.store_data = range_of(in.src[i]);
+          break;
+        }
+      if (in.name.starts_with("BUFFER_STORE") && in.nsrc > 0) in.store_data = range_of(in.src[0]);
+    }
+    if (in.name == "S_ENDPGM") ended = true;
+    prog.index_of_addr[pc / 4] = int32_t(prog.insts.size());
+    prog.insts.push_back(std::move(in));
+    pc += isz;
+  }
+  for (auto& in : prog.insts)
+    if (in.cat == Cat::branch && in.imm[9] != 0) in.target = prog.at(uint64_t(in.imm[9]));
+  return prog;
+}
+
+} // namespace isatune::emu

@@ -1,0 +1,147 @@
+#include "executor.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "checks.h"
+#include "isatune/error.h"
+
+namespace isatune::emu {
+
+namespace {
+
+void init_wave(Wave& w, const KernelImage& k, const LaunchSetup& setup, Workgroup& wg, uint32_t index,
+               uint32_t threads) {
+  const KernelDescriptor& d = *k.info.descriptor;
+  w.s.fill(0);
+  w.scc = 0;
+  w.pc = 0;
+  w.done = w.at_barrier = false;
+  w.index = index;
+  w.wg = &wg;
+  w.prog = &k.prog;
+  w.cur = nullptr;
+  w.vm_queue.clear();
+  w.lgkm_queue.clear();
+  w.pending.fill(0);
+  w.history.fill({});
+  w.history_pos = 0;
+  w.ws_clock = 0;
+  w.cycle = 0;
+  w.instructions = w.lane_instructions = 0;
+  if (w.v.size() != 512) w.v.resize(512);
+  // Registers start at zero (hardware leaves them undefined); only the allocated ones are cleared.
+  const uint32_t n = std::min<uint32_t>(d.vgprs_allocated ? d.vgprs_allocated : 512, 256);
+  for (uint32_t r = 0; r < n; ++r) w.v[r].fill(0), w.v[256 + r].fill(0);
+
+  // User SGPRs, dense from s0 in the descriptor's order (shared/notes/cdna.md section 2).
+  uint32_t s = 0;
+  if (d.user_sgpr_private_segment_buffer) s += 4;
+  if (d.user_sgpr_dispatch_ptr) w.set_s64(uint16_t(s), setup.dispatch_addr), s += 2;
+  if (d.user_sgpr_queue_ptr) s += 2;
+  if (d.user_sgpr_kernarg_segment_ptr) w.set_s64(uint16_t(s), setup.kernarg_addr), s += 2;
+  if (d.user_sgpr_dispatch_id) s += 2;
+  if (d.user_sgpr_flat_scratch_init) s += 2;
+  for (uint32_t i = 0; i < d.kernarg_preload_length && i < setup.preload.size(); ++i) w.s[s++] = setup.preload[i];
+  if (d.user_sgpr_private_segment_size) s += 1;
+  s = std::max(s, d.user_sgpr_count);
+  if (d.workgroup_id_x) w.s[s++] = wg.id[0];
+  if (d.workgroup_id_y) w.s[s++] = wg.id[1];
+  if (d.workgroup_id_z) w.s[s++] = wg.id[2];
+  if (d.workgroup_info) w.s[s++] = 0;
+
+  // v0: packed workitem ids x | y << 10 | z << 20.
+  const uint32_t bx = setup.block.x, by = setup.block.y;
+  uint64_t exec = 0;
+  for (uint32_t l = 0; l < 64; ++l) {
+    uint32_t t = index * 64 + l;
+    if (t >= threads) break;
+    exec |= 1ull << l;
+    uint32_t x = t % bx, y = (t / bx) % by, z = t / (bx * by);
+    if (d.workitem_id_vgprs < 1) y = 0;
+    if (d.workitem_id_vgprs < 2) z = 0;
+    w.v[0][l] = x | (y << 10) | (z << 20);
+  }
+  w.set_exec(exec);
+  if (d.kernarg_preload_length > 0) {
+    int32_t i = k.prog.at(256);
+    if (i < 0) throw InputError("kernel '" + k.info.name + "' preloads kernel arguments but has no entry at +256");
+    w.pc = uint32_t(i);
+  }
+}
+
+// Runs a wave until it ends or reaches a barrier.
+void run_wave(Wave& w) {
+  const auto& insts = w.prog->insts;
+  const uint64_t limit = w.ctx->max_instructions;
+  while (!w.done && !w.at_barrier) {
+    if (w.pc >= insts.size()) {
+      w.cur = insts.empty() ? nullptr : &insts.back();
+      unsupported(w, "ran past the end of the kernel after");
+    }
+    const Inst& in = insts[w.pc];
+    w.cur = &in;
+    if (!in.fn) {
+      if (in.sdwa) unsupported(w, "SDWA is not supported by the emulator");
+      unsupported(w, "instruction not supported by the emulator");
+    }
+    if (has_pending(w)) check_pending(w, in);
+    check_wait_states(w, in);
+    ++w.pc;
+    in.fn(w, in);
+    record_issue(w, in);
+    w.cycle += issue_cycles(in);
+    ++w.instructions;
+    if (in.cat == Cat::valu || in.cat == Cat::trans || in.cat == Cat::mfma)
+      w.lane_instructions += uint64_t(std::popcount(w.exec()));
+    else
+      ++w.lane_instructions;
+    if (w.instructions > limit) unsupported(w, "instruction limit reached (endless loop?)");
+    if (w.ctx->stop.load(std::memory_order_relaxed)) return;
+  }
+}
+
+} // namespace
+
+WorkgroupCost WorkgroupRunner::run(LaunchContext& ctx, const KernelImage& k, const LaunchSetup& setup,
+                                   const uint32_t id[3]) {
+  const uint32_t threads = setup.block.x * setup.block.y * setup.block.z;
+  const uint32_t nwaves = (threads + 63) / 64;
+  if (waves_.size() < nwaves) waves_.resize(nwaves);
+  for (int i = 0; i < 3; ++i) wg_.id[i] = id[i];
+  wg_.lds_size = setup.lds_bytes;
+  wg_.lds.assign(setup.lds_bytes, 0);
+  for (uint32_t i = 0; i < nwaves; ++i) {
+    waves_[i].ctx = &ctx;
+    init_wave(waves_[i], k, setup, wg_, i, threads);
+  }
+  for (;;) {
+    uint32_t running = 0, waiting = 0;
+    for (uint32_t i = 0; i < nwaves; ++i) {
+      Wave& w = waves_[i];
+      if (!w.done && !w.at_barrier) run_wave(w);
+      if (ctx.stop.load(std::memory_order_relaxed)) return {};
+      if (!w.done) ++running;
+      if (w.at_barrier) ++waiting;
+    }
+    if (running == 0) break;
+    if (waiting == running) {
+      uint64_t t = 0;
+      for (uint32_t i = 0; i < nwaves; ++i)
+        if (!waves_[i].done) t = std::max(t, waves_[i].cycle);
+      for (uint32_t i = 0; i < nwaves; ++i)
+        if (!waves_[i].done) waves_[i].at_barrier = false, waves_[i].cycle = t;
+    }
+  }
+  WorkgroupCost cost;
+  for (uint32_t i = 0; i < nwaves; ++i) {
+    const Wave& w = waves_[i];
+    cost.cycles = std::max(cost.cycles, w.cycle);
+    cost.wave_cycles += w.cycle;
+    cost.instructions += w.instructions;
+    cost.lane_instructions += w.lane_instructions;
+  }
+  return cost;
+}
+
+} // namespace isatune::emu

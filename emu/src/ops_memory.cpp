@@ -1,0 +1,324 @@
+// Vector memory: global, flat (global addresses only), buffer (raw, V# with num_records) and LDS, including
+// ds_swizzle and ds_bpermute. Results are written at issue and the destination marked pending (scoreboard).
+#include <bit>
+#include <string>
+
+#include "checks.h"
+#include "executor.h"
+#include "ops.h"
+#include "util.h"
+
+namespace isatune::emu {
+
+namespace {
+
+enum class Ext : uint8_t { none, u8, i8, u16, i16 };
+
+uint32_t align_of(uint32_t bytes) { return bytes >= 4 ? 4 : bytes; }
+
+// One lane's global access; returns false (and reports) when outside every allocation.
+uint8_t* global_ptr(Wave& w, uint64_t addr, uint32_t bytes, bool store) {
+  if (addr % align_of(bytes))
+    w.ctx->report(w, HazardKind::unaligned, std::string(store ? "store" : "load") + " of " + std::to_string(bytes) +
+                                                " bytes at " + hex_addr(addr) + " is not aligned");
+  uint8_t* p = w.ctx->memory->find(addr, bytes);
+  if (!p)
+    w.ctx->report(w, HazardKind::out_of_bounds, std::string(store ? "store" : "load") + " of " +
+                                                    std::to_string(bytes) + " bytes at " + hex_addr(addr) +
+                                                    " is outside every allocation");
+  return p;
+}
+
+uint32_t extend(uint32_t raw, Ext e) {
+  switch (e) {
+  case Ext::u8: return raw & 0xff;
+  case Ext::i8: return uint32_t(int32_t(int8_t(raw)));
+  case Ext::u16: return raw & 0xffff;
+  case Ext::i16: return uint32_t(int32_t(int16_t(raw)));
+  default: return raw;
+  }
+}
+
+// Per-lane address of a global/flat/buffer instruction; `in_range` false for buffer lanes past num_records.
+struct Addresser {
+  enum Kind { global_saddr, global_v64, buffer } kind;
+  const Inst& in;
+  Wave& w;
+  int vaddr = -1;      // src index of the VGPR address
+  uint64_t sbase = 0;  // SGPR base (global saddr, buffer base)
+  uint64_t offset = 0; // immediate + soffset
+  uint32_t num_records = ~0u, stride = 0;
+
+  uint64_t at(int l, uint32_t bytes, bool& in_range) const {
+    in_range = true;
+    if (kind == global_saddr) return sbase + w.v[in.src[vaddr].reg][l] + offset;
+    if (kind == global_v64) {
+      const auto& r = in.src[vaddr];
+      return (uint64_t(w.v[r.reg][l]) | uint64_t(w.v[r.reg + 1][l]) << 32) + offset;
+    }
+    uint64_t off = offset, index = 0;
+    if (in.buf_mode == 1) off += w.v[in.src[vaddr].reg][l];
+    if (in.buf_mode == 2) index = w.v[in.src[vaddr].reg][l];
+    if (in.buf_mode == 3) index = w.v[in.src[vaddr].reg][l], off += w.v[in.src[vaddr].reg + 1][l];
+    uint64_t byte = index * stride + off;
+    if (stride == 0 ? byte + bytes > num_records : index >= num_records) in_range = false;
+    return sbase + byte;
+  }
+};
+
+// Operand layouts (MCInst order, tied operands dropped):
+//   GLOBAL_LOAD*_SADDR  [vdst | saddr, vaddr] imm: offset   GLOBAL_LOAD*  [vdst | vaddr64] imm: offset
+//   GLOBAL_STORE*_SADDR [vaddr, vdata, saddr]               GLOBAL_STORE* [vaddr64, vdata]
+//   BUFFER_LOAD*_OFFEN  [vdata | vaddr, srsrc, soffset] imm: offset   _OFFSET [vdata | srsrc, soffset]
+//   BUFFER_STORE*       [vdata, (vaddr,) srsrc, soffset]
+Addresser make_addresser(Wave& w, const Inst& in, bool store) {
+  Addresser a{Addresser::global_v64, in, w};
+  if (in.name.starts_with("BUFFER_")) {
+    a.kind = Addresser::buffer;
+    int first = store ? 1 : 0; // stores: vdata first
+    int rs = first + (in.buf_mode ? 1 : 0);
+    if (in.buf_mode) a.vaddr = first;
+    uint16_t r = in.src[rs].reg;
+    a.sbase = uint64_t(w.s[r]) | (uint64_t(w.s[r + 1] & 0xffff) << 32);
+    a.stride = (w.s[r + 1] >> 16) & 0x3fff;
+    a.num_records = w.s[r + 2];
+    a.offset = sread(w, in.src[rs + 1]) + uint64_t(in.imm[0]);
+    return a;
+  }
+  a.vaddr = 0;
+  a.offset = uint64_t(int64_t(in.imm[0]));
+  if (in.saddr) { // loads: [saddr, vaddr]; stores: [vaddr, vdata, saddr]
+    a.kind = Addresser::global_saddr;
+    a.vaddr = store ? 0 : 1;
+    a.sbase = w.s64(in.src[store ? 2 : 0].reg);
+  }
+  return a;
+}
+
+template <uint32_t BYTES, Ext EXT>
+void vmem_load(Wave& w, const Inst& in) {
+  Addresser a = make_addresser(w, in, false);
+  const Opnd& d = in.dst[0];
+  if (d.kind != OpKind::vgpr) unsupported(w, "load destination not modelled");
+  const uint32_t dwords = BYTES < 4 ? 1 : BYTES / 4;
+  for_lanes(w.exec(), [&](int l) {
+    bool ok;
+    uint64_t addr = a.at(l, BYTES, ok);
+    uint32_t data[4] = {0, 0, 0, 0};
+    if (ok) {
+      if (const uint8_t* p = global_ptr(w, addr, BYTES, false)) std::memcpy(data, p, BYTES);
+    }
+    if (BYTES < 4) data[0] = extend(data[0], EXT);
+    for (uint32_t i = 0; i < dwords; ++i) w.v[d.reg + i][l] = data[i];
+  });
+  bool flat = in.name.starts_with("FLAT_");
+  push_pending(w, {d.unified(), uint16_t(dwords)}, flat ? 3 : 1, flat, memory_latency(Cat::vmem_load));
+}
+
+template <uint32_t BYTES, bool HI16>
+void vmem_store(Wave& w, const Inst& in) {
+  Addresser a = make_addresser(w, in, true);
+  const Opnd& data = in.name.starts_with("BUFFER_") ? in.src[0] : in.src[1];
+  if (data.kind != OpKind::vgpr) unsupported(w, "store data not modelled");
+  for_lanes(w.exec(), [&](int l) {
+    bool ok;
+    uint64_t addr = a.at(l, BYTES, ok);
+    if (!ok) return;
+    uint32_t v[4];
+    for (uint32_t i = 0; i < (BYTES + 3) / 4; ++i) v[i] = w.v[data.reg + i][l];
+    if (HI16) v[0] >>= 16;
+    if (uint8_t* p = global_ptr(w, addr, BYTES, true)) std::memcpy(p, v, BYTES);
+  });
+  bool flat = in.name.starts_with("FLAT_");
+  push_pending(w, {}, flat ? 3 : 1, flat, memory_latency(Cat::vmem_store));
+}
+
+// LDS.
+uint8_t* lds_ptr(Wave& w, uint64_t addr, uint32_t bytes, bool store) {
+  uint32_t align = bytes == 12 ? 4 : bytes > 16 ? 16 : bytes;
+  if (addr % align)
+    w.ctx->report(w, HazardKind::unaligned, std::string("LDS ") + (store ? "write" : "read") + " of " +
+                                                std::to_string(bytes) + " bytes at " + hex_addr(addr) +
+                                                " is not aligned");
+  if (addr + bytes > w.wg->lds_size) {
+    w.ctx->report(w, HazardKind::out_of_bounds, std::string("LDS ") + (store ? "write" : "read") + " of " +
+                                                    std::to_string(bytes) + " bytes at " + hex_addr(addr) +
+                                                    " is past the workgroup's " + std::to_string(w.wg->lds_size) +
+                                                    " bytes");
+    return nullptr;
+  }
+  return w.wg->lds.data() + addr;
+}
+
+void lds_pending(Wave& w, const Inst& in, uint16_t dwords) {
+  RegRange r = in.ndst ? RegRange{in.dst[0].unified(), dwords} : RegRange{};
+  push_pending(w, r, 2, false, memory_latency(Cat::ds));
+}
+
+// ds_read_bN / ds_read_u8.. : [vdst | addr] imm: offset
+template <uint32_t BYTES, Ext EXT>
+void ds_read(Wave& w, const Inst& in) {
+  const uint32_t* addr = w.v[in.src[0].reg].data();
+  const Opnd& d = in.dst[0];
+  const uint32_t dwords = BYTES < 4 ? 1 : BYTES / 4;
+  for_lanes(w.exec(), [&](int l) {
+    uint32_t data[4] = {0, 0, 0, 0};
+    if (const uint8_t* p = lds_ptr(w, uint64_t(addr[l]) + uint64_t(in.imm[0]), BYTES, false)) std::memcpy(data, p, BYTES);
+    if (BYTES < 4) data[0] = extend(data[0], EXT);
+    for (uint32_t i = 0; i < dwords; ++i) w.v[d.reg + i][l] = data[i];
+  });
+  lds_pending(w, in, uint16_t(dwords));
+}
+// ds_write_bN: [addr, data] imm: offset
+template <uint32_t BYTES>
+void ds_write(Wave& w, const Inst& in) {
+  const uint32_t* addr = w.v[in.src[0].reg].data();
+  const Opnd& data = in.src[1];
+  for_lanes(w.exec(), [&](int l) {
+    uint32_t v[4];
+    for (uint32_t i = 0; i < (BYTES + 3) / 4; ++i) v[i] = w.v[data.reg + i][l];
+    if (uint8_t* p = lds_ptr(w, uint64_t(addr[l]) + uint64_t(in.imm[0]), BYTES, true)) std::memcpy(p, v, BYTES);
+  });
+  lds_pending(w, in, 0);
+}
+// ds_read2_bN: [vdst | addr] imm: offset0, offset1 (in elements; ST64: in 64 elements)
+template <uint32_t BYTES, bool ST64>
+void ds_read2(Wave& w, const Inst& in) {
+  const uint32_t* addr = w.v[in.src[0].reg].data();
+  const Opnd& d = in.dst[0];
+  const uint32_t unit = BYTES * (ST64 ? 64 : 1), dw = BYTES / 4;
+  for_lanes(w.exec(), [&](int l) {
+    for (int k = 0; k < 2; ++k) {
+      uint32_t data[2] = {0, 0};
+      uint64_t at = uint64_t(addr[l]) + uint64_t(in.imm[k] & 0xff) * unit;
+      if (const uint8_t* p = lds_ptr(w, at, BYTES, false)) std::memcpy(data, p, BYTES);
+      for (uint32_t i = 0; i < dw; ++i) w.v[d.reg + k * dw + i][l] = data[i];
+    }
+  });
+  lds_pending(w, in, uint16_t(2 * dw));
+}
+// ds_write2_bN: [addr, data0, data1] imm: offset0, offset1
+template <uint32_t BYTES, bool ST64>
+void ds_write2(Wave& w, const Inst& in) {
+  const uint32_t* addr = w.v[in.src[0].reg].data();
+  const uint32_t unit = BYTES * (ST64 ? 64 : 1);
+  for_lanes(w.exec(), [&](int l) {
+    for (int k = 0; k < 2; ++k) {
+      uint32_t v[2] = {w.v[in.src[1 + k].reg][l], BYTES == 8 ? w.v[in.src[1 + k].reg + 1][l] : 0};
+      uint64_t at = uint64_t(addr[l]) + uint64_t(in.imm[k] & 0xff) * unit;
+      if (uint8_t* p = lds_ptr(w, at, BYTES, true)) std::memcpy(p, v, BYTES);
+    }
+  });
+  lds_pending(w, in, 0);
+}
+// LDS atomics without return: [addr, data]; with return: [vdst | addr, data].
+template <class F>
+void ds_atomic(Wave& w, const Inst& in, F f) {
+  const bool rtn = in.ndst > 0;
+  const uint32_t* addr = w.v[in.src[0].reg].data();
+  const uint32_t* data = w.v[in.src[1].reg].data();
+  for_lanes(w.exec(), [&](int l) {
+    if (uint8_t* p = lds_ptr(w, uint64_t(addr[l]) + uint64_t(in.imm[0]), 4, true)) {
+      uint32_t old;
+      std::memcpy(&old, p, 4);
+      uint32_t nv = f(old, data[l]);
+      std::memcpy(p, &nv, 4);
+      if (rtn) w.v[in.dst[0].reg][l] = old;
+    }
+  });
+  lds_pending(w, in, 1);
+}
+
+void ds_swizzle(Wave& w, const Inst& in) {
+  const uint32_t off = uint32_t(in.imm[0]);
+  const uint32_t* src = w.v[in.src[0].reg].data();
+  uint32_t out[64];
+  const uint64_t exec = w.exec();
+  for (int l = 0; l < 64; ++l) {
+    int s;
+    if (off & 0x8000) {
+      s = (l & ~3) + int((off >> (2 * (l & 3))) & 3);
+    } else {
+      int and_mask = int(off & 0x1f), or_mask = int((off >> 5) & 0x1f), xor_mask = int((off >> 10) & 0x1f);
+      s = (l & ~31) | ((((l & 31) & and_mask) | or_mask) ^ xor_mask);
+    }
+    out[l] = ((exec >> s) & 1) ? src[s] : 0;
+  }
+  uint32_t* d = w.v[in.dst[0].reg].data();
+  for_lanes(exec, [&](int l) { d[l] = out[l]; });
+  lds_pending(w, in, 1);
+}
+
+// ds_bpermute_b32 vdst, vaddr, vdata: lane l reads vdata of lane (vaddr[l] + offset) / 4.
+// ds_permute_b32: lane l writes its vdata to lane (vaddr[l] + offset) / 4.
+template <bool BACKWARD>
+void ds_permute(Wave& w, const Inst& in) {
+  const uint32_t* addr = w.v[in.src[0].reg].data();
+  const uint32_t* data = w.v[in.src[1].reg].data();
+  const uint64_t exec = w.exec();
+  uint32_t out[64] = {};
+  for_lanes(exec, [&](int l) {
+    int t = int(((addr[l] + uint32_t(in.imm[0])) >> 2) & 63);
+    if (BACKWARD) out[l] = ((exec >> t) & 1) ? data[t] : 0;
+    else out[t] = data[l];
+  });
+  uint32_t* d = w.v[in.dst[0].reg].data();
+  for_lanes(exec, [&](int l) { d[l] = out[l]; });
+  lds_pending(w, in, 1);
+}
+
+} // namespace
+
+void register_memory_ops() {
+  for (const char* p : {"GLOBAL_", "FLAT_", "BUFFER_"}) {
+    std::string g = p;
+    Cat ld = g == "FLAT_" ? Cat::flat_load : Cat::vmem_load, st = g == "FLAT_" ? Cat::flat_store : Cat::vmem_store;
+    add_op(g + "LOAD_UBYTE", vmem_load<1, Ext::u8>, ld);
+    add_op(g + "LOAD_SBYTE", vmem_load<1, Ext::i8>, ld);
+    add_op(g + "LOAD_USHORT", vmem_load<2, Ext::u16>, ld);
+    add_op(g + "LOAD_SSHORT", vmem_load<2, Ext::i16>, ld);
+    add_op(g + "LOAD_DWORD", vmem_load<4, Ext::none>, ld);
+    add_op(g + "LOAD_DWORDX2", vmem_load<8, Ext::none>, ld);
+    add_op(g + "LOAD_DWORDX3", vmem_load<12, Ext::none>, ld);
+    add_op(g + "LOAD_DWORDX4", vmem_load<16, Ext::none>, ld);
+    add_op(g + "STORE_BYTE", vmem_store<1, false>, st);
+    add_op(g + "STORE_SHORT", vmem_store<2, false>, st);
+    add_op(g + "STORE_SHORT_D16_HI", vmem_store<2, true>, st);
+    add_op(g + "STORE_DWORD", vmem_store<4, false>, st);
+    add_op(g + "STORE_DWORDX2", vmem_store<8, false>, st);
+    add_op(g + "STORE_DWORDX3", vmem_store<12, false>, st);
+    add_op(g + "STORE_DWORDX4", vmem_store<16, false>, st);
+  }
+  add_op("DS_READ_U8", ds_read<1, Ext::u8>, Cat::ds);
+  add_op("DS_READ_I8", ds_read<1, Ext::i8>, Cat::ds);
+  add_op("DS_READ_U16", ds_read<2, Ext::u16>, Cat::ds);
+  add_op("DS_READ_I16", ds_read<2, Ext::i16>, Cat::ds);
+  add_op("DS_READ_B32", ds_read<4, Ext::none>, Cat::ds);
+  add_op("DS_READ_B64", ds_read<8, Ext::none>, Cat::ds);
+  add_op("DS_READ_B96", ds_read<12, Ext::none>, Cat::ds);
+  add_op("DS_READ_B128", ds_read<16, Ext::none>, Cat::ds);
+  add_op("DS_WRITE_B8", ds_write<1>, Cat::ds);
+  add_op("DS_WRITE_B16", ds_write<2>, Cat::ds);
+  add_op("DS_WRITE_B32", ds_write<4>, Cat::ds);
+  add_op("DS_WRITE_B64", ds_write<8>, Cat::ds);
+  add_op("DS_WRITE_B96", ds_write<12>, Cat::ds);
+  add_op("DS_WRITE_B128", ds_write<16>, Cat::ds);
+  add_op("DS_READ2_B32", ds_read2<4, false>, Cat::ds);
+  add_op("DS_READ2_B64", ds_read2<8, false>, Cat::ds);
+  add_op("DS_READ2ST64_B32", ds_read2<4, true>, Cat::ds);
+  add_op("DS_READ2ST64_B64", ds_read2<8, true>, Cat::ds);
+  add_op("DS_WRITE2_B32", ds_write2<4, false>, Cat::ds);
+  add_op("DS_WRITE2_B64", ds_write2<8, false>, Cat::ds);
+  add_op("DS_WRITE2ST64_B32", ds_write2<4, true>, Cat::ds);
+  add_op("DS_WRITE2ST64_B64", ds_write2<8, true>, Cat::ds);
+  add_op("DS_ADD_U32", [](Wave& w, const Inst& in) { ds_atomic(w, in, [](uint32_t a, uint32_t b) { return a + b; }); }, Cat::ds);
+  add_op("DS_ADD_RTN_U32", [](Wave& w, const Inst& in) { ds_atomic(w, in, [](uint32_t a, uint32_t b) { return a + b; }); }, Cat::ds);
+  add_op("DS_ADD_F32", [](Wave& w, const Inst& in) { ds_atomic(w, in, [](uint32_t a, uint32_t b) { return as_u(as_f(a) + as_f(b)); }); }, Cat::ds);
+  add_op("DS_MAX_U32", [](Wave& w, const Inst& in) { ds_atomic(w, in, [](uint32_t a, uint32_t b) { return a > b ? a : b; }); }, Cat::ds);
+  add_op("DS_MIN_U32", [](Wave& w, const Inst& in) { ds_atomic(w, in, [](uint32_t a, uint32_t b) { return a < b ? a : b; }); }, Cat::ds);
+  add_op("DS_SWIZZLE_B32", ds_swizzle, Cat::ds);
+  add_op("DS_BPERMUTE_B32", ds_permute<true>, Cat::ds);
+  add_op("DS_PERMUTE_B32", ds_permute<false>, Cat::ds);
+}
+
+} // namespace isatune::emu

@@ -1,0 +1,221 @@
+// Scalar ALU, control flow, s_waitcnt, s_barrier, scalar memory.
+#include <bit>
+
+#include "checks.h"
+#include "executor.h"
+#include "ops.h"
+#include "util.h"
+
+namespace isatune::emu {
+
+namespace {
+
+// SOP2 32-bit: d = f(a, b, scc&) ; f returns the value and sets scc where the instruction does.
+template <class F>
+void sop2(Wave& w, const Inst& in, F f) {
+  uint32_t a = sread(w, in.src[0]), b = sread(w, in.src[1]);
+  swrite(w, in.dst[0], f(a, b, w.scc));
+}
+template <class F>
+void sop2_64(Wave& w, const Inst& in, F f) {
+  uint64_t a = sread64(w, in.src[0]), b = sread64(w, in.src[1]);
+  swrite64(w, in.dst[0], f(a, b, w.scc));
+}
+template <class F>
+void sopc(Wave& w, const Inst& in, F f) {
+  w.scc = f(sread(w, in.src[0]), sread(w, in.src[1])) ? 1 : 0;
+}
+// SOPK compare: src[0] register against imm[0].
+template <class F>
+void sopk_cmp(Wave& w, const Inst& in, F f) {
+  w.scc = f(sread(w, in.src[0]), uint32_t(in.imm[0])) ? 1 : 0;
+}
+
+void jump(Wave& w, const Inst& in) {
+  if (in.target < 0) unsupported(w, "branch target outside the kernel");
+  w.pc = uint32_t(in.target);
+}
+
+void saveexec(Wave& w, const Inst& in, uint64_t (*f)(uint64_t s, uint64_t exec)) {
+  uint64_t s = sread64(w, in.src[0]);
+  uint64_t old = w.exec();
+  uint64_t e = f(s, old);
+  swrite64(w, in.dst[0], old);
+  w.set_exec(e);
+  w.scc = e != 0;
+}
+
+void smem_load(Wave& w, const Inst& in) {
+  // S_LOAD: [sdst, sbase(2), offset imm | soffset reg (, imm)]; S_BUFFER_LOAD: [sdst, sbase(4), ...]
+  const Opnd& d = in.dst[0];
+  const bool buffer = in.name.starts_with("S_BUFFER");
+  uint64_t base = buffer ? (uint64_t(w.s[in.src[0].reg]) | (uint64_t(w.s[in.src[0].reg + 1] & 0xffff) << 32))
+                         : w.s64(in.src[0].reg);
+  uint64_t off = 0;
+  for (int i = 1; i < in.nsrc; ++i) off += sread(w, in.src[i]);
+  if (in.nimm >= 1 && in.nsrc < 2) off += uint64_t(int64_t(in.imm[0]));
+  else if (in.nimm >= 2) off += uint64_t(int64_t(in.imm[0]));
+  uint64_t bytes = uint64_t(d.width) * 4;
+  uint64_t addr = base + off;
+  if (addr & 3) w.ctx->report(w, HazardKind::unaligned, "scalar load address " + hex_addr(addr) + " is not 4-byte aligned");
+  addr &= ~3ull;
+  uint32_t num_records = buffer ? w.s[in.src[0].reg + 2] : 0;
+  for (uint32_t i = 0; i < d.width; ++i) {
+    uint32_t value = 0;
+    if (buffer && off + 4 * i >= num_records) {
+      value = 0; // out of range of the buffer descriptor: reads 0
+    } else if (const uint8_t* p = w.ctx->memory->find(addr + 4 * i, 4)) {
+      std::memcpy(&value, p, 4);
+    } else {
+      w.ctx->report(w, HazardKind::out_of_bounds,
+                    "scalar load of " + std::to_string(bytes) + " bytes at " + hex_addr(addr) + " outside every allocation");
+      break;
+    }
+    w.s[d.reg + i] = value;
+  }
+  push_pending(w, {d.reg, d.width}, 2, true, memory_latency(Cat::smem));
+}
+
+} // namespace
+
+void register_scalar_ops() {
+#define OP(name, cat, ...) add_op(name, []([[maybe_unused]] Wave& w, [[maybe_unused]] const Inst& in) __VA_ARGS__, Cat::cat)
+  // Moves and bit logic.
+  OP("S_MOV_B32", salu, { swrite(w, in.dst[0], sread(w, in.src[0])); });
+  OP("S_MOV_B64", salu, { swrite64(w, in.dst[0], sread64(w, in.src[0])); });
+  OP("S_MOVK_I32", salu, { swrite(w, in.dst[0], uint32_t(int32_t(int16_t(in.imm[0])))); });
+  OP("S_CMOVK_I32", salu, { if (w.scc) swrite(w, in.dst[0], uint32_t(int32_t(int16_t(in.imm[0])))); });
+  OP("S_CMOV_B32", salu, { if (w.scc) swrite(w, in.dst[0], sread(w, in.src[0])); });
+  OP("S_CMOV_B64", salu, { if (w.scc) swrite64(w, in.dst[0], sread64(w, in.src[0])); });
+  OP("S_NOT_B32", salu, { uint32_t r = ~sread(w, in.src[0]); w.scc = r != 0; swrite(w, in.dst[0], r); });
+  OP("S_NOT_B64", salu, { uint64_t r = ~sread64(w, in.src[0]); w.scc = r != 0; swrite64(w, in.dst[0], r); });
+  OP("S_BREV_B32", salu, { uint32_t x = sread(w, in.src[0]), r = 0; for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1) << (31 - i); swrite(w, in.dst[0], r); });
+  OP("S_BCNT1_I32_B32", salu, { uint32_t r = std::popcount(sread(w, in.src[0])); w.scc = r != 0; swrite(w, in.dst[0], r); });
+  OP("S_BCNT1_I32_B64", salu, { uint32_t r = std::popcount(sread64(w, in.src[0])); w.scc = r != 0; swrite(w, in.dst[0], r); });
+  OP("S_FF1_I32_B32", salu, { uint32_t x = sread(w, in.src[0]); swrite(w, in.dst[0], x ? std::countr_zero(x) : ~0u); });
+  OP("S_FF1_I32_B64", salu, { uint64_t x = sread64(w, in.src[0]); swrite(w, in.dst[0], x ? std::countr_zero(x) : ~0u); });
+  OP("S_ABS_I32", salu, { int32_t x = int32_t(sread(w, in.src[0])); uint32_t r = uint32_t(x < 0 ? -int64_t(x) : x); w.scc = r != 0; swrite(w, in.dst[0], r); });
+  OP("S_SEXT_I32_I8", salu, { swrite(w, in.dst[0], uint32_t(int32_t(int8_t(sread(w, in.src[0]))))); });
+  OP("S_SEXT_I32_I16", salu, { swrite(w, in.dst[0], uint32_t(int32_t(int16_t(sread(w, in.src[0]))))); });
+#define LOGIC(N, expr)                                                                                                 \
+  OP("S_" N "_B32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { uint32_t r = expr; scc = r != 0; return r; }); }); \
+  OP("S_" N "_B64", salu, { sop2_64(w, in, [](uint64_t a, uint64_t b, uint32_t& scc) { uint64_t r = expr; scc = r != 0; return r; }); })
+  LOGIC("AND", a & b);
+  LOGIC("OR", a | b);
+  LOGIC("XOR", a ^ b);
+  LOGIC("ANDN2", a & ~b);
+  LOGIC("ORN2", a | ~b);
+  LOGIC("NAND", ~(a & b));
+  LOGIC("NOR", ~(a | b));
+  LOGIC("XNOR", ~(a ^ b));
+#undef LOGIC
+  // Arithmetic.
+  OP("S_ADD_U32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { uint64_t r = uint64_t(a) + b; scc = r >> 32; return uint32_t(r); }); });
+  OP("S_ADDC_U32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { uint64_t r = uint64_t(a) + b + scc; scc = r >> 32; return uint32_t(r); }); });
+  OP("S_SUB_U32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { scc = b > a; return a - b; }); });
+  OP("S_SUBB_U32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { uint64_t s = uint64_t(b) + scc; uint32_t r = uint32_t(a - s); scc = s > a; return r; }); });
+  OP("S_ADD_I32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { int64_t r = int64_t(int32_t(a)) + int32_t(b); scc = r != int32_t(r); return uint32_t(r); }); });
+  OP("S_SUB_I32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { int64_t r = int64_t(int32_t(a)) - int32_t(b); scc = r != int32_t(r); return uint32_t(r); }); });
+  OP("S_MUL_I32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t&) { return a * b; }); });
+  OP("S_MUL_HI_U32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t&) { return uint32_t((uint64_t(a) * b) >> 32); }); });
+  OP("S_MUL_HI_I32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t&) { return uint32_t(uint64_t(int64_t(int32_t(a)) * int32_t(b)) >> 32); }); });
+  OP("S_MIN_U32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { scc = a < b; return a < b ? a : b; }); });
+  OP("S_MAX_U32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { scc = a > b; return a > b ? a : b; }); });
+  OP("S_MIN_I32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { scc = int32_t(a) < int32_t(b); return scc ? a : b; }); });
+  OP("S_MAX_I32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { scc = int32_t(a) > int32_t(b); return scc ? a : b; }); });
+  OP("S_CSELECT_B32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { return scc ? a : b; }); });
+  OP("S_CSELECT_B64", salu, { sop2_64(w, in, [](uint64_t a, uint64_t b, uint32_t& scc) { return scc ? a : b; }); });
+  OP("S_LSHL_B32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { uint32_t r = a << (b & 31); scc = r != 0; return r; }); });
+  OP("S_LSHR_B32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { uint32_t r = a >> (b & 31); scc = r != 0; return r; }); });
+  OP("S_ASHR_I32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { uint32_t r = uint32_t(int32_t(a) >> (b & 31)); scc = r != 0; return r; }); });
+  OP("S_LSHL_B64", salu, { uint64_t r = sread64(w, in.src[0]) << (sread(w, in.src[1]) & 63); w.scc = r != 0; swrite64(w, in.dst[0], r); });
+  OP("S_LSHR_B64", salu, { uint64_t r = sread64(w, in.src[0]) >> (sread(w, in.src[1]) & 63); w.scc = r != 0; swrite64(w, in.dst[0], r); });
+  OP("S_ASHR_I64", salu, { uint64_t r = uint64_t(int64_t(sread64(w, in.src[0])) >> (sread(w, in.src[1]) & 63)); w.scc = r != 0; swrite64(w, in.dst[0], r); });
+  OP("S_BFE_U32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { uint32_t off = b & 31, wd = (b >> 16) & 0x7f; uint32_t r = wd == 0 ? 0 : wd >= 32 ? a >> off : (a >> off) & ((1u << wd) - 1); scc = r != 0; return r; }); });
+  OP("S_BFM_B32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t&) { return ((a & 31) ? ((1u << (a & 31)) - 1) : 0u) << (b & 31); }); });
+#define LSHLADD(n) OP("S_LSHL" #n "_ADD_U32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { uint64_t r = (uint64_t(a) << n) + b; scc = r >> 32; return uint32_t(r); }); })
+  LSHLADD(1);
+  LSHLADD(2);
+  LSHLADD(3);
+  LSHLADD(4);
+#undef LSHLADD
+  OP("S_ADDK_I32", salu, { int64_t r = int64_t(int32_t(w.s[in.dst[0].reg])) + int16_t(in.imm[0]); w.scc = r != int32_t(r); swrite(w, in.dst[0], uint32_t(r)); });
+  OP("S_MULK_I32", salu, { swrite(w, in.dst[0], uint32_t(int32_t(w.s[in.dst[0].reg]) * int16_t(in.imm[0]))); });
+  // Compares.
+  OP("S_CMP_EQ_U32", salu, { sopc(w, in, [](uint32_t a, uint32_t b) { return a == b; }); });
+  OP("S_CMP_EQ_I32", salu, { sopc(w, in, [](uint32_t a, uint32_t b) { return a == b; }); });
+  OP("S_CMP_LG_U32", salu, { sopc(w, in, [](uint32_t a, uint32_t b) { return a != b; }); });
+  OP("S_CMP_LG_I32", salu, { sopc(w, in, [](uint32_t a, uint32_t b) { return a != b; }); });
+  OP("S_CMP_LT_U32", salu, { sopc(w, in, [](uint32_t a, uint32_t b) { return a < b; }); });
+  OP("S_CMP_LE_U32", salu, { sopc(w, in, [](uint32_t a, uint32_t b) { return a <= b; }); });
+  OP("S_CMP_GT_U32", salu, { sopc(w, in, [](uint32_t a, uint32_t b) { return a > b; }); });
+  OP("S_CMP_GE_U32", salu, { sopc(w, in, [](uint32_t a, uint32_t b) { return a >= b; }); });
+  OP("S_CMP_LT_I32", salu, { sopc(w, in, [](uint32_t a, uint32_t b) { return int32_t(a) < int32_t(b); }); });
+  OP("S_CMP_LE_I32", salu, { sopc(w, in, [](uint32_t a, uint32_t b) { return int32_t(a) <= int32_t(b); }); });
+  OP("S_CMP_GT_I32", salu, { sopc(w, in, [](uint32_t a, uint32_t b) { return int32_t(a) > int32_t(b); }); });
+  OP("S_CMP_GE_I32", salu, { sopc(w, in, [](uint32_t a, uint32_t b) { return int32_t(a) >= int32_t(b); }); });
+  OP("S_CMP_EQ_U64", salu, { w.scc = sread64(w, in.src[0]) == sread64(w, in.src[1]); });
+  OP("S_CMP_LG_U64", salu, { w.scc = sread64(w, in.src[0]) != sread64(w, in.src[1]); });
+  OP("S_BITCMP0_B32", salu, { w.scc = ((sread(w, in.src[0]) >> (sread(w, in.src[1]) & 31)) & 1) == 0; });
+  OP("S_BITCMP1_B32", salu, { w.scc = ((sread(w, in.src[0]) >> (sread(w, in.src[1]) & 31)) & 1) == 1; });
+  OP("S_CMPK_EQ_U32", salu, { sopk_cmp(w, in, [](uint32_t a, uint32_t b) { return a == (b & 0xffff); }); });
+  OP("S_CMPK_LG_U32", salu, { sopk_cmp(w, in, [](uint32_t a, uint32_t b) { return a != (b & 0xffff); }); });
+  OP("S_CMPK_LT_U32", salu, { sopk_cmp(w, in, [](uint32_t a, uint32_t b) { return a < (b & 0xffff); }); });
+  OP("S_CMPK_GT_U32", salu, { sopk_cmp(w, in, [](uint32_t a, uint32_t b) { return a > (b & 0xffff); }); });
+  OP("S_CMPK_LE_U32", salu, { sopk_cmp(w, in, [](uint32_t a, uint32_t b) { return a <= (b & 0xffff); }); });
+  OP("S_CMPK_GE_U32", salu, { sopk_cmp(w, in, [](uint32_t a, uint32_t b) { return a >= (b & 0xffff); }); });
+  OP("S_CMPK_EQ_I32", salu, { sopk_cmp(w, in, [](uint32_t a, uint32_t b) { return int32_t(a) == int16_t(b); }); });
+  OP("S_CMPK_LG_I32", salu, { sopk_cmp(w, in, [](uint32_t a, uint32_t b) { return int32_t(a) != int16_t(b); }); });
+  OP("S_CMPK_LT_I32", salu, { sopk_cmp(w, in, [](uint32_t a, uint32_t b) { return int32_t(a) < int16_t(b); }); });
+  OP("S_CMPK_GT_I32", salu, { sopk_cmp(w, in, [](uint32_t a, uint32_t b) { return int32_t(a) > int16_t(b); }); });
+  // EXEC manipulation.
+  OP("S_AND_SAVEEXEC_B64", salu, { saveexec(w, in, [](uint64_t s, uint64_t e) { return s & e; }); });
+  OP("S_OR_SAVEEXEC_B64", salu, { saveexec(w, in, [](uint64_t s, uint64_t e) { return s | e; }); });
+  OP("S_XOR_SAVEEXEC_B64", salu, { saveexec(w, in, [](uint64_t s, uint64_t e) { return s ^ e; }); });
+  OP("S_ANDN2_SAVEEXEC_B64", salu, { saveexec(w, in, [](uint64_t s, uint64_t e) { return s & ~e; }); });
+  OP("S_ORN2_SAVEEXEC_B64", salu, { saveexec(w, in, [](uint64_t s, uint64_t e) { return s | ~e; }); });
+  OP("S_ANDN1_SAVEEXEC_B64", salu, { saveexec(w, in, [](uint64_t s, uint64_t e) { return ~s & e; }); });
+  OP("S_GETPC_B64", salu, { swrite64(w, in.dst[0], uint64_t(in.addr) + in.size); });
+  OP("S_SETPC_B64", branch, {
+    int32_t i = w.prog->at(sread64(w, in.src[0]));
+    if (i < 0) unsupported(w, "s_setpc_b64 to an address outside the kernel");
+    w.pc = uint32_t(i);
+  });
+  // Control flow.
+  OP("S_BRANCH", branch, { jump(w, in); });
+  OP("S_CBRANCH_SCC0", branch, { if (!w.scc) jump(w, in); });
+  OP("S_CBRANCH_SCC1", branch, { if (w.scc) jump(w, in); });
+  OP("S_CBRANCH_VCCZ", branch, { if (!w.vcc()) jump(w, in); });
+  OP("S_CBRANCH_VCCNZ", branch, { if (w.vcc()) jump(w, in); });
+  OP("S_CBRANCH_EXECZ", branch, { if (!w.exec()) jump(w, in); });
+  OP("S_CBRANCH_EXECNZ", branch, { if (w.exec()) jump(w, in); });
+  OP("S_ENDPGM", endpgm, { w.done = true; });
+  OP("S_BARRIER", barrier, { w.at_barrier = true; });
+  OP("S_NOP", nop, {});
+  OP("S_SETPRIO", salu, {});
+  OP("S_SLEEP", salu, { w.cycle += 64 * uint64_t(in.imm[0] & 0x7f); });
+  OP("S_DCACHE_INV", smem, {});
+  OP("S_DCACHE_WB", smem, {});
+  OP("BUFFER_INV", vmem_store, {});
+  OP("BUFFER_WBL2", vmem_store, {});
+  OP("BUFFER_WBINVL1_VOL", vmem_store, {});
+  OP("S_WAITCNT", waitcnt, {
+    uint32_t imm = uint32_t(in.imm[0]);
+    wait_counters(w, (imm & 0xf) | (((imm >> 14) & 3) << 4), (imm >> 8) & 0xf);
+  });
+  OP("S_MEMTIME", smem, {
+    w.set_s64(in.dst[0].reg, w.cycle);
+    push_pending(w, {in.dst[0].reg, 2}, 2, true, memory_latency(Cat::smem));
+  });
+  OP("S_MEMREALTIME", smem, {
+    w.set_s64(in.dst[0].reg, w.cycle / 25);
+    push_pending(w, {in.dst[0].reg, 2}, 2, true, memory_latency(Cat::smem));
+  });
+  for (const char* n : {"S_LOAD_DWORD", "S_LOAD_DWORDX2", "S_LOAD_DWORDX4", "S_LOAD_DWORDX8", "S_LOAD_DWORDX16",
+                        "S_BUFFER_LOAD_DWORD", "S_BUFFER_LOAD_DWORDX2", "S_BUFFER_LOAD_DWORDX4",
+                        "S_BUFFER_LOAD_DWORDX8", "S_BUFFER_LOAD_DWORDX16"})
+    add_op(n, smem_load, Cat::smem);
+#undef OP
+}
+
+} // namespace isatune::emu

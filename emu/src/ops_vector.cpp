@@ -1,0 +1,620 @@
+// Vector ALU: integer, f32, f16, bf16, packed math, compares, conversions, f64 basics.
+// 16-bit results are written to the low half with the high half zeroed (no SDWA, no op_sel on the result).
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <utility>
+
+#include "ops.h"
+#include "util.h"
+
+namespace isatune::emu {
+
+namespace {
+
+inline bool clamp_bit(const Inst& in) { return !in.dpp && in.nimm >= 1 && (in.imm[0] & 1); }
+inline float clamp01(float x) { return std::isnan(x) ? 0.0f : std::min(1.0f, std::max(0.0f, x)); }
+
+// Integer: d = f(a, b [, c]).
+template <class F>
+void vu1(Wave& w, const Inst& in, F f) {
+  uint64_t m = valu_lanes(w, in);
+  Src a = vsrc(w, in, 0);
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) { d[l] = f(a[l]); });
+}
+template <class F>
+void vu2(Wave& w, const Inst& in, F f) {
+  uint64_t m = valu_lanes(w, in);
+  Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) { d[l] = f(a[l], b[l]); });
+}
+template <class F>
+void vu3(Wave& w, const Inst& in, F f) {
+  uint64_t m = valu_lanes(w, in);
+  Src a = vsrc(w, in, 0), b = vsrc(w, in, 1), c = vsrc(w, in, 2);
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) { d[l] = f(a[l], b[l], c[l]); });
+}
+// f32 with source modifiers and clamp.
+template <class F>
+void vf1(Wave& w, const Inst& in, F f) {
+  uint64_t m = valu_lanes(w, in);
+  Src a = vsrc(w, in, 0);
+  uint8_t ma = in.src[0].mods;
+  bool cl = clamp_bit(in);
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) {
+    float r = f(fmod32(a[l], ma));
+    d[l] = as_u(cl ? clamp01(r) : r);
+  });
+}
+template <class F>
+void vf2(Wave& w, const Inst& in, F f) {
+  uint64_t m = valu_lanes(w, in);
+  Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+  uint8_t ma = in.src[0].mods, mb = in.src[1].mods;
+  bool cl = clamp_bit(in);
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) {
+    float r = f(fmod32(a[l], ma), fmod32(b[l], mb));
+    d[l] = as_u(cl ? clamp01(r) : r);
+  });
+}
+template <class F>
+void vf3(Wave& w, const Inst& in, F f) {
+  uint64_t m = valu_lanes(w, in);
+  Src a = vsrc(w, in, 0), b = vsrc(w, in, 1), c = vsrc(w, in, 2);
+  uint8_t ma = in.src[0].mods, mb = in.src[1].mods, mc = in.src[2].mods;
+  bool cl = clamp_bit(in);
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) {
+    float r = f(fmod32(a[l], ma), fmod32(b[l], mb), fmod32(c[l], mc));
+    d[l] = as_u(cl ? clamp01(r) : r);
+  });
+}
+// Accumulating f32 (v_fmac, v_mac): d = f(a, b, d).
+template <class F>
+void vfacc(Wave& w, const Inst& in, F f) {
+  uint64_t m = valu_lanes(w, in);
+  Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+  uint8_t ma = in.src[0].mods, mb = in.src[1].mods;
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) { d[l] = as_u(f(fmod32(a[l], ma), fmod32(b[l], mb), as_f(d[l]))); });
+}
+// f16 scalar-in-lane ops (low halves).
+inline float h(uint32_t x, uint8_t mods) {
+  uint16_t v = uint16_t(x);
+  if (mods & 2) v &= 0x7fff;
+  if (mods & 1) v ^= 0x8000;
+  return f16_to_f32(v);
+}
+template <class F>
+void vh2(Wave& w, const Inst& in, F f) {
+  uint64_t m = valu_lanes(w, in);
+  Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) { d[l] = f32_to_f16(f(h(a[l], in.src[0].mods), h(b[l], in.src[1].mods))); });
+}
+template <class F>
+void vh3(Wave& w, const Inst& in, F f) {
+  uint64_t m = valu_lanes(w, in);
+  Src a = vsrc(w, in, 0), b = vsrc(w, in, 1), c = vsrc(w, in, 2);
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) {
+    d[l] = f32_to_f16(f(h(a[l], in.src[0].mods), h(b[l], in.src[1].mods), h(c[l], in.src[2].mods)));
+  });
+}
+
+// VOP3P packed 16-bit: each source's op_sel picks the half for the low result, op_sel_hi for the high one.
+inline uint16_t half_of(uint32_t x, bool hi) { return uint16_t(hi ? x >> 16 : x); }
+inline float pk_src(uint32_t x, uint8_t mods, bool high_result, bool bf) {
+  bool sel = high_result ? (mods & 8) : (mods & 4);
+  uint16_t v = half_of(x, sel);
+  if (high_result ? (mods & 2) : (mods & 1)) v ^= 0x8000;
+  return bf ? bf16_to_f32(v) : f16_to_f32(v);
+}
+template <bool BF, class F>
+void vpk16(Wave& w, const Inst& in, F f) {
+  uint64_t m = valu_lanes(w, in);
+  const int n = in.nsrc;
+  Src s[3] = {vsrc(w, in, 0), n > 1 ? vsrc(w, in, 1) : vsrc(w, in, 0), n > 2 ? vsrc(w, in, 2) : vsrc(w, in, 0)};
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) {
+    uint32_t out = 0;
+    for (int hi = 0; hi < 2; ++hi) {
+      float x[3];
+      for (int k = 0; k < 3; ++k) x[k] = pk_src(s[k][l], k < n ? in.src[k].mods : 0, hi, BF);
+      float r = f(x[0], x[1], x[2]);
+      out |= uint32_t(BF ? f32_to_bf16(r) : f32_to_f16(r)) << (16 * hi);
+    }
+    d[l] = out;
+  });
+}
+// VOP3P packed 32-bit (v_pk_fma_f32 ...): 64-bit operands, op_sel picks the dword.
+template <class F>
+void vpk32(Wave& w, const Inst& in, F f) {
+  uint64_t m = valu_lanes(w, in);
+  const int n = in.nsrc;
+  Src s[3] = {vsrc(w, in, 0), n > 1 ? vsrc(w, in, 1) : vsrc(w, in, 0), n > 2 ? vsrc(w, in, 2) : vsrc(w, in, 0)};
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) {
+    uint32_t out[2];
+    for (int hi = 0; hi < 2; ++hi) {
+      float x[3];
+      for (int k = 0; k < 3; ++k) {
+        uint8_t mods = k < n ? in.src[k].mods : 0;
+        bool sel = hi ? (mods & 8) : (mods & 4);
+        uint64_t v = s[k].u64(l);
+        uint32_t word = sel ? uint32_t(v >> 32) : uint32_t(v);
+        if (hi ? (mods & 2) : (mods & 1)) word ^= 0x80000000u;
+        x[k] = as_f(word);
+      }
+      out[hi] = as_u(f(x[0], x[1], x[2]));
+    }
+    d[l] = out[0];
+    d[l + 64] = out[1];
+  });
+}
+// 64-bit integer/float: d(2) = f(a(2), b(..)).
+template <class F>
+void v64(Wave& w, const Inst& in, F f) {
+  uint64_t m = valu_lanes(w, in);
+  const int n = in.nsrc;
+  Src a = vsrc(w, in, 0), b = n > 1 ? vsrc(w, in, 1) : a, c = n > 2 ? vsrc(w, in, 2) : a;
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) {
+    uint64_t r = f(a.u64(l), b.u64(l), c.u64(l), a[l], b[l], c[l]);
+    d[l] = uint32_t(r);
+    d[l + 64] = uint32_t(r >> 32);
+  });
+}
+inline double dmod(uint64_t x, uint8_t mods) {
+  if (mods & 2) x &= ~(1ull << 63);
+  if (mods & 1) x ^= 1ull << 63;
+  return as_d(x);
+}
+
+// Carry ops: carry out to dst[1] (VOP3) or VCC; carry in from src[2] (VOP3) or VCC.
+template <int KIND> // 0 add_co, 1 sub_co, 2 subrev_co, 3 addc, 4 subb, 5 subbrev
+void carry_op(Wave& w, const Inst& in) {
+  uint64_t m = w.exec();
+  Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+  uint64_t cin = (KIND >= 3) ? (in.nsrc > 2 ? sread64(w, in.src[2]) : w.vcc()) : 0;
+  uint32_t* d = vdst(w, in);
+  uint64_t cout = 0;
+  for_lanes(m, [&](int l) {
+    uint64_t x = a[l], y = b[l], c = (cin >> l) & 1, r;
+    bool carry;
+    switch (KIND) {
+    case 0: r = x + y, carry = r >> 32; break;
+    case 1: r = x - y, carry = y > x; break;
+    case 2: r = y - x, carry = x > y; break;
+    case 3: r = x + y + c, carry = r >> 32; break;
+    case 4: r = x - y - c, carry = y + c > x; break;
+    default: r = y - x - c, carry = x + c > y; break;
+    }
+    d[l] = uint32_t(r);
+    if (carry) cout |= 1ull << l;
+  });
+  if (in.ndst > 1) swrite64(w, in.dst[1], cout);
+  else w.set_s64(kVcc, cout);
+}
+
+void cndmask(Wave& w, const Inst& in) {
+  uint64_t m = valu_lanes(w, in);
+  Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+  uint64_t sel = in.nsrc > 2 ? sread64(w, in.src[2]) : w.vcc();
+  uint8_t ma = in.src[0].mods, mb = in.src[1].mods;
+  uint32_t* d = vdst(w, in);
+  auto mod = [](uint32_t x, uint8_t mods) { return (mods & 2 ? x & 0x7fffffffu : x) ^ (mods & 1 ? 0x80000000u : 0); };
+  for_lanes(m, [&](int l) { d[l] = ((sel >> l) & 1) ? mod(b[l], mb) : mod(a[l], ma); });
+}
+
+// Compares: the 16 float predicates; integer ones use F LT EQ LE GT NE GE T (indices 0-6 and 15).
+enum CmpTy { F32, F16, F64, I32, U32, I64, U64 };
+template <int TY, int OP, bool X>
+void cmp(Wave& w, const Inst& in) {
+  uint64_t m = w.exec();
+  Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+  uint64_t r = 0;
+  for_lanes(m, [&](int l) {
+    bool res;
+    if constexpr (TY == F32 || TY == F16 || TY == F64) {
+      double x, y;
+      if constexpr (TY == F32) x = fmod32(a[l], in.src[0].mods), y = fmod32(b[l], in.src[1].mods);
+      else if constexpr (TY == F16) x = h(a[l], in.src[0].mods), y = h(b[l], in.src[1].mods);
+      else x = dmod(a.u64(l), in.src[0].mods), y = dmod(b.u64(l), in.src[1].mods);
+      bool un = std::isnan(x) || std::isnan(y);
+      switch (OP) {
+      case 0: res = false; break;
+      case 1: res = x < y; break;
+      case 2: res = x == y; break;
+      case 3: res = x <= y; break;
+      case 4: res = x > y; break;
+      case 5: res = !un && x != y; break;
+      case 6: res = x >= y; break;
+      case 7: res = !un; break;
+      case 8: res = un; break;
+      case 9: res = !(x >= y); break;
+      case 10: res = !(!un && x != y); break;
+      case 11: res = !(x > y); break;
+      case 12: res = !(x <= y); break;
+      case 13: res = !(x == y); break;
+      case 14: res = !(x < y); break;
+      default: res = true; break;
+      }
+    } else {
+      int64_t x, y;
+      if constexpr (TY == I32) x = int32_t(a[l]), y = int32_t(b[l]);
+      else if constexpr (TY == U32) x = a[l], y = b[l];
+      else if constexpr (TY == I64) x = int64_t(a.u64(l)), y = int64_t(b.u64(l));
+      else x = 0, y = 0;
+      if constexpr (TY == U64) {
+        uint64_t ux = a.u64(l), uy = b.u64(l);
+        switch (OP) {
+        case 0: res = false; break;
+        case 1: res = ux < uy; break;
+        case 2: res = ux == uy; break;
+        case 3: res = ux <= uy; break;
+        case 4: res = ux > uy; break;
+        case 5: res = ux != uy; break;
+        case 6: res = ux >= uy; break;
+        default: res = true; break;
+        }
+      } else {
+        switch (OP) {
+        case 0: res = false; break;
+        case 1: res = x < y; break;
+        case 2: res = x == y; break;
+        case 3: res = x <= y; break;
+        case 4: res = x > y; break;
+        case 5: res = x != y; break;
+        case 6: res = x >= y; break;
+        default: res = true; break;
+        }
+      }
+    }
+    if (res) r |= 1ull << l;
+  });
+  if (in.ndst > 0) swrite64(w, in.dst[0], r);
+  else w.set_s64(kVcc, r);
+  if (X) w.set_exec(r);
+}
+
+constexpr const char* kFloatCmp[16] = {"F", "LT", "EQ", "LE", "GT", "LG", "GE", "O",
+                                       "U", "NGE", "NLG", "NGT", "NLE", "NEQ", "NLT", "TRU"};
+constexpr const char* kIntCmp[16] = {"F", "LT", "EQ", "LE", "GT", "NE", "GE", nullptr,
+                                     nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "T"};
+
+template <int TY, int... OPS>
+void reg_cmps(const char* ty, std::integer_sequence<int, OPS...>) {
+  const bool fl = TY == F32 || TY == F16 || TY == F64;
+  auto one = [&](int op, Handler h, Handler hx) {
+    const char* n = fl ? kFloatCmp[op] : kIntCmp[op];
+    if (!n) return;
+    add_op(std::string("V_CMP_") + n + "_" + ty, h, Cat::valu);
+    add_op(std::string("V_CMPX_") + n + "_" + ty, hx, Cat::valu);
+  };
+  (one(OPS, cmp<TY, OPS, false>, cmp<TY, OPS, true>), ...);
+}
+
+uint32_t bfe_u(uint32_t a, uint32_t off, uint32_t wd) {
+  off &= 31, wd &= 31;
+  if (wd == 0) return 0;
+  return (a >> off) & ((1u << wd) - 1) & (off + wd < 32 ? ~0u : ~0u);
+}
+int32_t bfe_i(uint32_t a, uint32_t off, uint32_t wd) {
+  off &= 31, wd &= 31;
+  if (wd == 0) return 0;
+  int32_t x = int32_t(a << (32 - std::min(32u, off + wd)));
+  return x >> (32 - wd);
+}
+uint32_t perm_b32(uint32_t s0, uint32_t s1, uint32_t sel) {
+  uint64_t v = (uint64_t(s0) << 32) | s1;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; ++i) {
+    uint32_t sb = (sel >> (8 * i)) & 0xff, byte;
+    if (sb < 8) byte = uint32_t(v >> (8 * sb)) & 0xff;
+    else if (sb == 12) byte = 0;
+    else if (sb >= 13) byte = 0xff;
+    else {
+      // 8..11: sign of bytes 1, 3 of s1 and s0 replicated
+      int idx[4] = {1, 3, 5, 7};
+      byte = ((v >> (8 * idx[sb - 8] + 7)) & 1) ? 0xff : 0;
+    }
+    r |= byte << (8 * i);
+  }
+  return r;
+}
+float fmed3(float a, float b, float c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); }
+uint32_t cvt_u32(float f) { return std::isnan(f) ? 0 : f <= 0 ? 0 : f >= 4294967295.0f ? 0xffffffffu : uint32_t(f); }
+uint32_t cvt_i32(float f) {
+  if (std::isnan(f)) return 0;
+  if (f <= -2147483648.0f) return 0x80000000u;
+  if (f >= 2147483647.0f) return 0x7fffffffu;
+  return uint32_t(int32_t(f));
+}
+
+} // namespace
+
+uint64_t valu_lanes(Wave& w, const Inst& in) {
+  uint64_t exec = w.exec();
+  if (!in.dpp) return exec;
+  // DPP: stage src0 through the lane pattern; invalid sources read 0 (bound_ctrl) or leave the lane alone.
+  const uint32_t ctrl = uint32_t(in.imm[0]), row_mask = uint32_t(in.imm[1]), bank_mask = uint32_t(in.imm[2]);
+  const bool bound_zero = in.imm[3] != 0;
+  if (in.src[0].kind != OpKind::vgpr) unsupported(w, "DPP source is not a VGPR");
+  const uint32_t* src = w.v[in.src[0].reg].data();
+  uint64_t lanes = 0;
+  for (int l = 0; l < 64; ++l) {
+    if (!((row_mask >> (l / 16)) & 1) || !((bank_mask >> ((l >> 2) & 3)) & 1)) continue;
+    int row = l & ~15, r = l & 15, s = -1;
+    if (ctrl <= 0xff) s = (l & ~3) + int((ctrl >> (2 * (l & 3))) & 3);
+    else if (ctrl >= 0x101 && ctrl <= 0x10f) s = r + int(ctrl & 15) <= 15 ? l + int(ctrl & 15) : -1;
+    else if (ctrl >= 0x111 && ctrl <= 0x11f) s = r >= int(ctrl & 15) ? l - int(ctrl & 15) : -1;
+    else if (ctrl >= 0x121 && ctrl <= 0x12f) s = row + ((r - int(ctrl & 15)) & 15);
+    else if (ctrl == 0x130) s = l + 1 <= 63 ? l + 1 : -1;
+    else if (ctrl == 0x134) s = (l + 1) & 63;
+    else if (ctrl == 0x138) s = l - 1;
+    else if (ctrl == 0x13c) s = (l - 1) & 63;
+    else if (ctrl == 0x140) s = row + 15 - r;
+    else if (ctrl == 0x141) s = (l & ~7) + 7 - (l & 7);
+    else if (ctrl == 0x142) s = row > 0 ? row - 1 : -1;
+    else if (ctrl == 0x143) s = l >= 32 ? 31 : -1;
+    else if (ctrl >= 0x150 && ctrl <= 0x15f) s = row + int(ctrl & 15);
+    else unsupported(w, "DPP control not modelled");
+    if (s >= 0 && s < 64 && ((exec >> s) & 1)) {
+      w.tmp[size_t(l)] = src[s];
+      lanes |= 1ull << l;
+    } else if (bound_zero) {
+      w.tmp[size_t(l)] = 0;
+      lanes |= 1ull << l;
+    }
+  }
+  return exec & lanes;
+}
+
+void register_vector_ops() {
+#define OP(name, ...) add_op(name, []([[maybe_unused]] Wave& w, [[maybe_unused]] const Inst& in) __VA_ARGS__, Cat::valu)
+  // Integer.
+  OP("V_MOV_B32", { vu1(w, in, [](uint32_t a) { return a; }); });
+  OP("V_NOT_B32", { vu1(w, in, [](uint32_t a) { return ~a; }); });
+  OP("V_BFREV_B32", { vu1(w, in, [](uint32_t a) { uint32_t r = 0; for (int i = 0; i < 32; ++i) r |= ((a >> i) & 1) << (31 - i); return r; }); });
+  OP("V_FFBH_U32", { vu1(w, in, [](uint32_t a) { return a ? uint32_t(std::countl_zero(a)) : ~0u; }); });
+  OP("V_FFBL_B32", { vu1(w, in, [](uint32_t a) { return a ? uint32_t(std::countr_zero(a)) : ~0u; }); });
+  OP("V_ADD_U32", { vu2(w, in, [](uint32_t a, uint32_t b) { return a + b; }); });
+  OP("V_SUB_U32", { vu2(w, in, [](uint32_t a, uint32_t b) { return a - b; }); });
+  OP("V_SUBREV_U32", { vu2(w, in, [](uint32_t a, uint32_t b) { return b - a; }); });
+  OP("V_ADD_I32", { vu2(w, in, [](uint32_t a, uint32_t b) { return a + b; }); });
+  OP("V_SUB_I32", { vu2(w, in, [](uint32_t a, uint32_t b) { return a - b; }); });
+  OP("V_AND_B32", { vu2(w, in, [](uint32_t a, uint32_t b) { return a & b; }); });
+  OP("V_OR_B32", { vu2(w, in, [](uint32_t a, uint32_t b) { return a | b; }); });
+  OP("V_XOR_B32", { vu2(w, in, [](uint32_t a, uint32_t b) { return a ^ b; }); });
+  OP("V_XNOR_B32", { vu2(w, in, [](uint32_t a, uint32_t b) { return ~(a ^ b); }); });
+  OP("V_LSHLREV_B32", { vu2(w, in, [](uint32_t a, uint32_t b) { return b << (a & 31); }); });
+  OP("V_LSHRREV_B32", { vu2(w, in, [](uint32_t a, uint32_t b) { return b >> (a & 31); }); });
+  OP("V_ASHRREV_I32", { vu2(w, in, [](uint32_t a, uint32_t b) { return uint32_t(int32_t(b) >> (a & 31)); }); });
+  OP("V_LSHLREV_B16", { vu2(w, in, [](uint32_t a, uint32_t b) { return uint32_t(uint16_t(b << (a & 15))); }); });
+  OP("V_LSHRREV_B16", { vu2(w, in, [](uint32_t a, uint32_t b) { return uint32_t(uint16_t(b) >> (a & 15)); }); });
+  OP("V_ADD_U16", { vu2(w, in, [](uint32_t a, uint32_t b) { return uint32_t(uint16_t(a + b)); }); });
+  OP("V_MUL_LO_U16", { vu2(w, in, [](uint32_t a, uint32_t b) { return uint32_t(uint16_t(a * b)); }); });
+  OP("V_MUL_LO_U32", { vu2(w, in, [](uint32_t a, uint32_t b) { return a * b; }); });
+  OP("V_MUL_HI_U32", { vu2(w, in, [](uint32_t a, uint32_t b) { return uint32_t((uint64_t(a) * b) >> 32); }); });
+  OP("V_MUL_HI_I32", { vu2(w, in, [](uint32_t a, uint32_t b) { return uint32_t(uint64_t(int64_t(int32_t(a)) * int32_t(b)) >> 32); }); });
+  OP("V_MUL_U32_U24", { vu2(w, in, [](uint32_t a, uint32_t b) { return (a & 0xffffff) * (b & 0xffffff); }); });
+  OP("V_MUL_I32_I24", { vu2(w, in, [](uint32_t a, uint32_t b) { return uint32_t(((int32_t(a << 8) >> 8) * (int32_t(b << 8) >> 8))); }); });
+  OP("V_MUL_HI_U32_U24", { vu2(w, in, [](uint32_t a, uint32_t b) { return uint32_t((uint64_t(a & 0xffffff) * (b & 0xffffff)) >> 32); }); });
+  OP("V_MIN_U32", { vu2(w, in, [](uint32_t a, uint32_t b) { return std::min(a, b); }); });
+  OP("V_MAX_U32", { vu2(w, in, [](uint32_t a, uint32_t b) { return std::max(a, b); }); });
+  OP("V_MIN_I32", { vu2(w, in, [](uint32_t a, uint32_t b) { return uint32_t(std::min(int32_t(a), int32_t(b))); }); });
+  OP("V_MAX_I32", { vu2(w, in, [](uint32_t a, uint32_t b) { return uint32_t(std::max(int32_t(a), int32_t(b))); }); });
+  OP("V_BCNT_U32_B32", { vu2(w, in, [](uint32_t a, uint32_t b) { return uint32_t(std::popcount(a)) + b; }); });
+  OP("V_BFM_B32", { vu2(w, in, [](uint32_t a, uint32_t b) { return ((a & 31) ? ((1u << (a & 31)) - 1) : 0u) << (b & 31); }); });
+  OP("V_MBCNT_LO_U32_B32", {
+    uint64_t m = valu_lanes(w, in);
+    Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+    uint32_t* d = vdst(w, in);
+    for_lanes(m, [&](int l) { d[l] = uint32_t(std::popcount(a[l] & ((l >= 32 ? ~0u : (1u << l) - 1)))) + b[l]; });
+  });
+  OP("V_MBCNT_HI_U32_B32", {
+    uint64_t m = valu_lanes(w, in);
+    Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+    uint32_t* d = vdst(w, in);
+    for_lanes(m, [&](int l) { d[l] = uint32_t(std::popcount(a[l] & (l < 32 ? 0u : l == 63 ? 0x7fffffffu : (1u << (l - 32)) - 1))) + b[l]; });
+  });
+  OP("V_BFE_U32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return bfe_u(a, b, c); }); });
+  OP("V_BFE_I32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return uint32_t(bfe_i(a, b, c)); }); });
+  OP("V_BFI_B32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return (a & b) | (~a & c); }); });
+  OP("V_ALIGNBIT_B32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return uint32_t((((uint64_t(a) << 32) | b) >> (c & 31))); }); });
+  OP("V_ALIGNBYTE_B32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return uint32_t((((uint64_t(a) << 32) | b) >> (8 * (c & 3)))); }); });
+  OP("V_LSHL_ADD_U32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return (a << (b & 31)) + c; }); });
+  OP("V_ADD_LSHL_U32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return (a + b) << (c & 31); }); });
+  OP("V_LSHL_OR_B32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return (a << (b & 31)) | c; }); });
+  OP("V_AND_OR_B32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return (a & b) | c; }); });
+  OP("V_OR3_B32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return a | b | c; }); });
+  OP("V_XAD_U32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return (a ^ b) + c; }); });
+  OP("V_ADD3_U32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return a + b + c; }); });
+  OP("V_PERM_B32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return perm_b32(a, b, c); }); });
+  OP("V_MAD_U32_U24", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return (a & 0xffffff) * (b & 0xffffff) + c; }); });
+  OP("V_MAD_I32_I24", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return uint32_t((int32_t(a << 8) >> 8) * (int32_t(b << 8) >> 8)) + c; }); });
+  OP("V_MIN3_U32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return std::min({a, b, c}); }); });
+  OP("V_MAX3_U32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return std::max({a, b, c}); }); });
+  OP("V_MIN3_I32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return uint32_t(std::min({int32_t(a), int32_t(b), int32_t(c)})); }); });
+  OP("V_MAX3_I32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return uint32_t(std::max({int32_t(a), int32_t(b), int32_t(c)})); }); });
+  OP("V_MED3_U32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); }); });
+  OP("V_MED3_I32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { int32_t x = int32_t(a), y = int32_t(b), z = int32_t(c); return uint32_t(std::max(std::min(x, y), std::min(std::max(x, y), z))); }); });
+  OP("V_CNDMASK_B32", { cndmask(w, in); });
+  add_op("V_ADD_CO_U32", carry_op<0>, Cat::valu);
+  add_op("V_SUB_CO_U32", carry_op<1>, Cat::valu);
+  add_op("V_SUBREV_CO_U32", carry_op<2>, Cat::valu);
+  add_op("V_ADDC_CO_U32", carry_op<3>, Cat::valu);
+  add_op("V_SUBB_CO_U32", carry_op<4>, Cat::valu);
+  add_op("V_SUBBREV_CO_U32", carry_op<5>, Cat::valu);
+  OP("V_MAD_U64_U32", {
+    uint64_t m = w.exec();
+    Src a = vsrc(w, in, 0), b = vsrc(w, in, 1), c = vsrc(w, in, 2);
+    uint32_t* d = vdst(w, in);
+    for_lanes(m, [&](int l) { uint64_t r = uint64_t(a[l]) * b[l] + c.u64(l); d[l] = uint32_t(r); d[l + 64] = uint32_t(r >> 32); });
+    if (in.ndst > 1) swrite64(w, in.dst[1], 0);
+  });
+  // 64-bit.
+  OP("V_MOV_B64", { v64(w, in, [](uint64_t a, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t) { return a; }); });
+  OP("V_LSHLREV_B64", { v64(w, in, [](uint64_t, uint64_t b, uint64_t, uint32_t a, uint32_t, uint32_t) { return b << (a & 63); }); });
+  OP("V_LSHRREV_B64", { v64(w, in, [](uint64_t, uint64_t b, uint64_t, uint32_t a, uint32_t, uint32_t) { return b >> (a & 63); }); });
+  OP("V_ASHRREV_I64", { v64(w, in, [](uint64_t, uint64_t b, uint64_t, uint32_t a, uint32_t, uint32_t) { return uint64_t(int64_t(b) >> (a & 63)); }); });
+  OP("V_LSHL_ADD_U64", { v64(w, in, [](uint64_t a, uint64_t, uint64_t c, uint32_t, uint32_t b, uint32_t) { return (a << (b & 7)) + c; }); });
+  OP("V_ADD_F64", { v64(w, in, [](uint64_t a, uint64_t b, uint64_t, uint32_t, uint32_t, uint32_t) { return as_u64(as_d(a) + as_d(b)); }); });
+  OP("V_MUL_F64", { v64(w, in, [](uint64_t a, uint64_t b, uint64_t, uint32_t, uint32_t, uint32_t) { return as_u64(as_d(a) * as_d(b)); }); });
+  OP("V_FMA_F64", { v64(w, in, [](uint64_t a, uint64_t b, uint64_t c, uint32_t, uint32_t, uint32_t) { return as_u64(std::fma(as_d(a), as_d(b), as_d(c))); }); });
+  OP("V_CVT_F64_F32", { v64(w, in, [](uint64_t, uint64_t, uint64_t, uint32_t a, uint32_t, uint32_t) { return as_u64(double(as_f(a))); }); });
+  OP("V_CVT_F32_F64", {
+    uint64_t m = valu_lanes(w, in);
+    Src a = vsrc(w, in, 0);
+    uint32_t* d = vdst(w, in);
+    for_lanes(m, [&](int l) { d[l] = as_u(float(dmod(a.u64(l), in.src[0].mods))); });
+  });
+  // f32.
+  OP("V_ADD_F32", { vf2(w, in, [](float a, float b) { return a + b; }); });
+  OP("V_SUB_F32", { vf2(w, in, [](float a, float b) { return a - b; }); });
+  OP("V_SUBREV_F32", { vf2(w, in, [](float a, float b) { return b - a; }); });
+  OP("V_MUL_F32", { vf2(w, in, [](float a, float b) { return a * b; }); });
+  OP("V_MUL_LEGACY_F32", { vf2(w, in, [](float a, float b) { return (a == 0 || b == 0) ? 0.0f : a * b; }); });
+  OP("V_MIN_F32", { vf2(w, in, [](float a, float b) { return std::fmin(a, b); }); });
+  OP("V_MAX_F32", { vf2(w, in, [](float a, float b) { return std::fmax(a, b); }); });
+  OP("V_LDEXP_F32", {
+    uint64_t m = valu_lanes(w, in);
+    Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+    uint32_t* d = vdst(w, in);
+    for_lanes(m, [&](int l) { d[l] = as_u(std::ldexp(fmod32(a[l], in.src[0].mods), int32_t(b[l]))); });
+  });
+  OP("V_FMA_F32", { vf3(w, in, [](float a, float b, float c) { return std::fma(a, b, c); }); });
+  OP("V_MAD_F32", { vf3(w, in, [](float a, float b, float c) { return a * b + c; }); });
+  OP("V_MIN3_F32", { vf3(w, in, [](float a, float b, float c) { return std::fmin(std::fmin(a, b), c); }); });
+  OP("V_MAX3_F32", { vf3(w, in, [](float a, float b, float c) { return std::fmax(std::fmax(a, b), c); }); });
+  OP("V_MED3_F32", { vf3(w, in, [](float a, float b, float c) { return fmed3(a, b, c); }); });
+  OP("V_FMAC_F32", { vfacc(w, in, [](float a, float b, float d) { return std::fma(a, b, d); }); });
+  OP("V_MAC_F32", { vfacc(w, in, [](float a, float b, float d) { return a * b + d; }); });
+  OP("V_FMAMK_F32", {
+    uint64_t m = valu_lanes(w, in);
+    Src a = vsrc(w, in, 0), b = vsrc(w, in, 1), k = vsrc(w, in, 2);
+    uint32_t* d = vdst(w, in);
+    for_lanes(m, [&](int l) { d[l] = as_u(std::fma(as_f(a[l]), as_f(k[l]), as_f(b[l]))); });
+  });
+  OP("V_FMAAK_F32", { vf3(w, in, [](float a, float b, float k) { return std::fma(a, b, k); }); });
+  add_op("V_EXP_F32", [](Wave& w, const Inst& in) { vf1(w, in, [](float a) { return std::exp2(a); }); }, Cat::trans);
+  add_op("V_LOG_F32", [](Wave& w, const Inst& in) { vf1(w, in, [](float a) { return std::log2(a); }); }, Cat::trans);
+  add_op("V_RCP_F32", [](Wave& w, const Inst& in) { vf1(w, in, [](float a) { return 1.0f / a; }); }, Cat::trans);
+  add_op("V_RSQ_F32", [](Wave& w, const Inst& in) { vf1(w, in, [](float a) { return 1.0f / std::sqrt(a); }); }, Cat::trans);
+  add_op("V_SQRT_F32", [](Wave& w, const Inst& in) { vf1(w, in, [](float a) { return std::sqrt(a); }); }, Cat::trans);
+  add_op("V_SIN_F32", [](Wave& w, const Inst& in) { vf1(w, in, [](float a) { return std::sin(a * 6.28318530718f); }); }, Cat::trans);
+  add_op("V_COS_F32", [](Wave& w, const Inst& in) { vf1(w, in, [](float a) { return std::cos(a * 6.28318530718f); }); }, Cat::trans);
+  OP("V_FRACT_F32", { vf1(w, in, [](float a) { return a - std::floor(a); }); });
+  OP("V_TRUNC_F32", { vf1(w, in, [](float a) { return std::trunc(a); }); });
+  OP("V_CEIL_F32", { vf1(w, in, [](float a) { return std::ceil(a); }); });
+  OP("V_FLOOR_F32", { vf1(w, in, [](float a) { return std::floor(a); }); });
+  OP("V_RNDNE_F32", { vf1(w, in, [](float a) { return std::nearbyint(a); }); });
+  // Conversions.
+  OP("V_CVT_F32_U32", { vu1(w, in, [](uint32_t a) { return as_u(float(a)); }); });
+  OP("V_CVT_F32_I32", { vu1(w, in, [](uint32_t a) { return as_u(float(int32_t(a))); }); });
+  OP("V_CVT_U32_F32", { vu1(w, in, [](uint32_t a) { return cvt_u32(as_f(a)); }); });
+  OP("V_CVT_I32_F32", { vu1(w, in, [](uint32_t a) { return cvt_i32(as_f(a)); }); });
+  OP("V_CVT_F32_UBYTE0", { vu1(w, in, [](uint32_t a) { return as_u(float(a & 0xff)); }); });
+  OP("V_CVT_F32_UBYTE1", { vu1(w, in, [](uint32_t a) { return as_u(float((a >> 8) & 0xff)); }); });
+  OP("V_CVT_F32_UBYTE2", { vu1(w, in, [](uint32_t a) { return as_u(float((a >> 16) & 0xff)); }); });
+  OP("V_CVT_F32_UBYTE3", { vu1(w, in, [](uint32_t a) { return as_u(float(a >> 24)); }); });
+  OP("V_CVT_F16_F32", { vu1(w, in, [](uint32_t a) { return uint32_t(f32_to_f16(as_f(a))); }); });
+  OP("V_CVT_F32_F16", { vu1(w, in, [](uint32_t a) { return as_u(f16_to_f32(uint16_t(a))); }); });
+  OP("V_CVT_F32_BF16", { vu1(w, in, [](uint32_t a) { return as_u(bf16_to_f32(uint16_t(a))); }); });
+  OP("V_CVT_PKRTZ_F16_F32", {
+    vu2(w, in, [](uint32_t a, uint32_t b) {
+      auto rtz = [](float f) { uint16_t r = f32_to_f16(f); if (std::fabs(f16_to_f32(r)) > std::fabs(f) && !std::isinf(f)) --r; return uint32_t(r); };
+      return rtz(as_f(a)) | (rtz(as_f(b)) << 16);
+    });
+  });
+  OP("V_CVT_PK_BF16_F32", { vu2(w, in, [](uint32_t a, uint32_t b) { return uint32_t(f32_to_bf16(as_f(a))) | (uint32_t(f32_to_bf16(as_f(b))) << 16); }); });
+  OP("V_PACK_B32_F16", {
+    uint64_t m = valu_lanes(w, in);
+    Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+    uint32_t* d = vdst(w, in);
+    uint8_t ma = in.src[0].mods, mb = in.src[1].mods;
+    for_lanes(m, [&](int l) { d[l] = uint32_t(half_of(a[l], ma & 4)) | (uint32_t(half_of(b[l], mb & 4)) << 16); });
+  });
+  // f16.
+  OP("V_ADD_F16", { vh2(w, in, [](float a, float b) { return a + b; }); });
+  OP("V_SUB_F16", { vh2(w, in, [](float a, float b) { return a - b; }); });
+  OP("V_MUL_F16", { vh2(w, in, [](float a, float b) { return a * b; }); });
+  OP("V_MAX_F16", { vh2(w, in, [](float a, float b) { return std::fmax(a, b); }); });
+  OP("V_MIN_F16", { vh2(w, in, [](float a, float b) { return std::fmin(a, b); }); });
+  OP("V_FMA_F16", { vh3(w, in, [](float a, float b, float c) { return std::fma(a, b, c); }); });
+  // Packed.
+  OP("V_PK_ADD_F16", { vpk16<false>(w, in, [](float a, float b, float) { return a + b; }); });
+  OP("V_PK_MUL_F16", { vpk16<false>(w, in, [](float a, float b, float) { return a * b; }); });
+  OP("V_PK_FMA_F16", { vpk16<false>(w, in, [](float a, float b, float c) { return std::fma(a, b, c); }); });
+  OP("V_PK_MAX_F16", { vpk16<false>(w, in, [](float a, float b, float) { return std::fmax(a, b); }); });
+  OP("V_PK_MIN_F16", { vpk16<false>(w, in, [](float a, float b, float) { return std::fmin(a, b); }); });
+  OP("V_PK_ADD_F32", { vpk32(w, in, [](float a, float b, float) { return a + b; }); });
+  OP("V_PK_MUL_F32", { vpk32(w, in, [](float a, float b, float) { return a * b; }); });
+  OP("V_PK_FMA_F32", { vpk32(w, in, [](float a, float b, float c) { return std::fma(a, b, c); }); });
+  OP("V_PK_MOV_B32", {
+    uint64_t m = valu_lanes(w, in);
+    Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+    uint32_t* d = vdst(w, in);
+    bool s0 = in.src[0].mods & 4, s1 = in.src[1].mods & 8;
+    for_lanes(m, [&](int l) {
+      uint64_t x = a.u64(l), y = b.u64(l);
+      d[l] = s0 ? uint32_t(x >> 32) : uint32_t(x);
+      d[l + 64] = s1 ? uint32_t(y >> 32) : uint32_t(y);
+    });
+  });
+  add_op("V_DOT2_F32_F16", [](Wave& w, const Inst& in) {
+    uint64_t m = valu_lanes(w, in);
+    Src a = vsrc(w, in, 0), b = vsrc(w, in, 1), c = vsrc(w, in, 2);
+    uint32_t* d = vdst(w, in);
+    for_lanes(m, [&](int l) {
+      float r = pk_src(a[l], in.src[0].mods, false, false) * pk_src(b[l], in.src[1].mods, false, false) +
+                pk_src(a[l], in.src[0].mods, true, false) * pk_src(b[l], in.src[1].mods, true, false);
+      d[l] = as_u(r + fmod32(c[l], in.src[2].mods & 3));
+    });
+  }, Cat::valu);
+  add_op("V_DOT2_F32_BF16", [](Wave& w, const Inst& in) {
+    uint64_t m = valu_lanes(w, in);
+    Src a = vsrc(w, in, 0), b = vsrc(w, in, 1), c = vsrc(w, in, 2);
+    uint32_t* d = vdst(w, in);
+    for_lanes(m, [&](int l) {
+      float r = pk_src(a[l], in.src[0].mods, false, true) * pk_src(b[l], in.src[1].mods, false, true) +
+                pk_src(a[l], in.src[0].mods, true, true) * pk_src(b[l], in.src[1].mods, true, true);
+      d[l] = as_u(r + fmod32(c[l], in.src[2].mods & 3));
+    });
+  }, Cat::valu);
+  OP("V_FMA_MIX_F32", {
+    uint64_t m = valu_lanes(w, in);
+    Src s[3] = {vsrc(w, in, 0), vsrc(w, in, 1), vsrc(w, in, 2)};
+    uint32_t* d = vdst(w, in);
+    for_lanes(m, [&](int l) {
+      float x[3];
+      for (int k = 0; k < 3; ++k) {
+        uint8_t mods = in.src[k].mods;
+        if (mods & 8) { // op_sel_hi: the source is f16, op_sel picks the half
+          x[k] = f16_to_f32(half_of(s[k][l], mods & 4));
+        } else {
+          x[k] = as_f(s[k][l]);
+        }
+        if (mods & 2) x[k] = std::fabs(x[k]);
+        if (mods & 1) x[k] = -x[k];
+      }
+      d[l] = as_u(std::fma(x[0], x[1], x[2]));
+    });
+  });
+#undef OP
+  reg_cmps<F32>("F32", std::make_integer_sequence<int, 16>{});
+  reg_cmps<F16>("F16", std::make_integer_sequence<int, 16>{});
+  reg_cmps<F64>("F64", std::make_integer_sequence<int, 16>{});
+  reg_cmps<I32>("I32", std::make_integer_sequence<int, 16>{});
+  reg_cmps<U32>("U32", std::make_integer_sequence<int, 16>{});
+  reg_cmps<I64>("I64", std::make_integer_sequence<int, 16>{});
+  reg_cmps<U64>("U64", std::make_integer_sequence<int, 16>{});
+}
+
+} // namespace isatune::emu

@@ -1,0 +1,75 @@
+#pragma once
+// The state of one wave64 and of the workgroup it belongs to.
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <vector>
+
+#include "inst.h"
+
+namespace isatune::emu {
+
+class Memory;
+class LaunchContext;
+
+// One outstanding memory operation, from issue to the s_waitcnt that retires it.
+struct PendingOp {
+  uint64_t id = 0;
+  uint8_t counters = 0;   // bit 0 vmcnt, bit 1 lgkmcnt (flat: both)
+  bool smem = false;      // lgkm: completes out of order
+  RegRange dst;           // registers the result lands in (count 0: a store)
+  uint64_t ready_cycle = 0;
+  uint32_t addr = 0;      // instruction address, for messages
+};
+
+// One issued instruction, remembered for wait-state checks.
+struct IssueRecord {
+  const Inst* inst = nullptr;
+  uint64_t stamp = 0;     // wait-state clock at issue
+};
+
+struct Workgroup {
+  uint32_t id[3] = {0, 0, 0};
+  std::vector<uint8_t> lds;
+  uint32_t lds_size = 0;
+};
+
+struct Wave {
+  // Scalar file: scalar operand encodings 0..127; SCC apart.
+  std::array<uint32_t, 128> s{};
+  uint32_t scc = 0;
+  // Vector file: v0..v255 then a0..a255, 64 lanes each.
+  std::vector<std::array<uint32_t, 64>> v;
+  std::array<uint32_t, 64> tmp{}; // DPP source staging
+  uint64_t dpp_lanes = ~0ull;     // lanes a DPP instruction writes
+
+  uint32_t pc = 0;                // instruction index
+  bool done = false, at_barrier = false;
+  uint32_t index = 0;             // wave inside the workgroup
+  Workgroup* wg = nullptr;
+  LaunchContext* ctx = nullptr;
+  const Program* prog = nullptr;
+  const Inst* cur = nullptr;
+
+  // Scoreboard.
+  std::deque<PendingOp> vm_queue, lgkm_queue;
+  std::array<uint64_t, kNumRegs> pending{};  // id of the op the register waits for (0: none)
+  uint64_t next_op_id = 1;
+  // Wait states.
+  std::array<IssueRecord, 32> history{};
+  uint32_t history_pos = 0;
+  uint64_t ws_clock = 0;
+  // Cost model.
+  uint64_t cycle = 0;
+  uint64_t instructions = 0, lane_instructions = 0;
+
+  uint64_t exec() const { return uint64_t(s[kExec]) | uint64_t(s[kExec + 1]) << 32; }
+  void set_exec(uint64_t e) { s[kExec] = uint32_t(e); s[kExec + 1] = uint32_t(e >> 32); }
+  uint64_t vcc() const { return uint64_t(s[kVcc]) | uint64_t(s[kVcc + 1]) << 32; }
+  uint64_t s64(uint16_t r) const { return uint64_t(s[r]) | uint64_t(s[r + 1]) << 32; }
+  void set_s64(uint16_t r, uint64_t x) { s[r] = uint32_t(x); s[r + 1] = uint32_t(x >> 32); }
+  uint32_t* vreg(uint16_t r) { return v[r].data(); }
+};
+
+} // namespace isatune::emu
