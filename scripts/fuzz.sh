@@ -3,6 +3,8 @@
 # libFuzzer needs clang: this configures a separate clang build in ./build-fuzz and builds only the fuzzer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys on paths relative to the checkout, so a fresh clone reuses what an earlier build compiled.
+export CCACHE_BASEDIR="$PWD"
 CLANG=""
 for v in 22 21 20 19; do
   if command -v "clang++-$v" >/dev/null 2>&1; then CLANG="$v"; break; fi

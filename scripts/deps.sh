@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs what isatune needs from Debian 12 packages, only what is missing. Safe to run again.
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+# The newest LLVM with the AMDGPU target that the registry has (gfx950 needs >= 20; 19 is the floor).
+pick_llvm() {
+  for v in 22 21 20 19; do
+    if dpkg -s "llvm-$v-dev" >/dev/null 2>&1 && dpkg -s "liblld-$v-dev" >/dev/null 2>&1; then echo "$v"; return; fi
+  done
+  for v in 22 21 20 19; do
+    if apt-cache show "llvm-$v-dev" >/dev/null 2>&1 && apt-cache show "liblld-$v-dev" >/dev/null 2>&1; then
+      echo "$v"; return
+    fi
+  done
+  echo ""
+}
+
+base=(cmake ninja-build g++ ccache pkg-config libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev libgtest-dev
+      libgmock-dev libbenchmark-dev)
+optional=(libamd-comgr-dev)
+
+updated=0
+apt_update_once() {
+  if [ "$updated" -eq 0 ]; then
+    $SUDO apt-get update -qq
+    updated=1
+  fi
+}
+
+LLVM_VERSION="$(pick_llvm)"
+if [ -z "$LLVM_VERSION" ]; then
+  apt_update_once
+  LLVM_VERSION="$(pick_llvm)"
+fi
+if [ -z "$LLVM_VERSION" ]; then
+  echo "deps: no LLVM 19..22 with lld found in the package registry" >&2
+  exit 1
+fi
+llvm=("llvm-$LLVM_VERSION" "llvm-$LLVM_VERSION-dev" "liblld-$LLVM_VERSION-dev" "lld-$LLVM_VERSION"
+      "clang-$LLVM_VERSION" "libclang-rt-$LLVM_VERSION-dev")
+
+missing=()
+for p in "${base[@]}" "${llvm[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "deps: installing ${missing[*]}"
+  apt_update_once
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+for p in "${optional[@]}"; do
+  if ! dpkg -s "$p" >/dev/null 2>&1; then
+    apt_update_once
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$p" >/dev/null 2>&1 \
+      || echo "deps: optional package $p is not available; its backend stays off"
+  fi
+done
+echo "deps: ready (LLVM $LLVM_VERSION)"

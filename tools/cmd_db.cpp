@@ -1,0 +1,164 @@
+// `isatune db ls | show | best | export | import | merge | verify | gc | migrate --db FILE`: the tuning database.
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "isatune/db/database.h"
+#include "isatune/error.h"
+#include "table.h"
+
+namespace isatune::cli {
+
+namespace {
+struct DbOptions {
+  std::string db;
+  std::string arg;        // show: variant id; export/import: folder; merge: other database
+  std::string generator;  // best: filter
+  bool json = false;
+};
+
+nlohmann::json cell_json(const db::Value& v) {
+  if (std::holds_alternative<int64_t>(v)) return std::get<int64_t>(v);
+  if (std::holds_alternative<double>(v)) return std::get<double>(v);
+  if (std::holds_alternative<std::string>(v)) return std::get<std::string>(v);
+  return nullptr;
+}
+
+// Prints rows as a table or as a JSON array of objects.
+void print_rows(const std::vector<std::string>& header, const std::vector<db::Row>& rows, bool json) {
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : rows) {
+      nlohmann::json o;
+      for (size_t i = 0; i < header.size(); ++i) o[header[i]] = cell_json(r[i]);
+      out.push_back(o);
+    }
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  Table t(header);
+  for (const auto& r : rows) {
+    std::vector<std::string> cells;
+    for (const auto& c : r) cells.push_back(db::to_string(c));
+    t.add(cells);
+  }
+  std::cout << t.str();
+}
+
+db::Database open_ro(const DbOptions& o) { return db::Database::open(o.db, {.read_only = true}); }
+db::Database open_rw(const DbOptions& o) { return db::Database::open(o.db); }
+
+int run_ls(const DbOptions& o) {
+  auto d = open_ro(o);
+  std::vector<std::string> tables = {"devices", "toolchains", "generators", "code_objects", "variants", "runs",
+                                     "measurements", "best"};
+  std::vector<db::Row> rows;
+  for (const auto& t : tables) rows.push_back({t, d.query("SELECT count(*) FROM " + t)[0][0]});
+  if (!o.json) std::cout << o.db << ": schema version " << d.schema_version() << "\n";
+  print_rows({"table", "rows"}, rows, o.json);
+  if (!o.json) {
+    std::cout << "\n";
+    print_rows({"generator", "version", "variants"},
+               d.query("SELECT g.name, g.version_hash, count(v.id) FROM generators g LEFT JOIN variants v ON "
+                       "v.generator_id = g.id GROUP BY g.id ORDER BY g.name"),
+               false);
+  }
+  return kExitOk;
+}
+
+int run_show(const DbOptions& o) {
+  auto d = open_ro(o);
+  auto v = d.query("SELECT v.id, g.name, g.version_hash, v.signature, v.parameters, v.code_object, v.kernel, v.launch "
+                   "FROM variants v JOIN generators g ON g.id = v.generator_id WHERE v.id = ?",
+                   {db::Value(int64_t(std::stoll(o.arg)))});
+  if (v.empty()) throw InputError(o.db + ": no variant with id " + o.arg);
+  print_rows({"id", "generator", "version", "signature", "parameters", "code_object", "kernel", "launch"}, v, o.json);
+  if (!o.json) std::cout << "\n";
+  print_rows({"problem", "status", "median_ms", "p20_ms", "p80_ms", "min_ms", "count", "kind", "device", "run"},
+             d.query("SELECT m.problem, m.status, m.median_ms, m.p20_ms, m.p80_ms, m.min_ms, m.count, m.device_kind, "
+                     "d.name || ' ' || d.isa || ' ' || d.compute_units, m.run_guid FROM measurements m JOIN devices d "
+                     "ON d.id = m.device_id WHERE m.variant_id = ? ORDER BY m.problem, m.median_ms",
+                     {v[0][0]}),
+             o.json);
+  return kExitOk;
+}
+
+int run_best(const DbOptions& o) {
+  auto d = open_ro(o);
+  print_rows({"generator", "signature", "target", "CUs", "kind", "problem", "median_ms", "variant"},
+             d.query("SELECT generator, signature, target_id, compute_units, device_kind, problem, median_ms, "
+                     "variant_id FROM best WHERE ? = '' OR generator = ? ORDER BY 1, 2, 3, 4, 5, 6",
+                     {o.generator, o.generator}),
+             o.json);
+  return kExitOk;
+}
+
+int run_verify(const DbOptions& o) {
+  auto d = open_ro(o);
+  auto r = d.verify();
+  bool ok = r.problems.empty();
+  if (o.json) {
+    std::cout << nlohmann::json{{"ok", ok}, {"integrity_ok", r.integrity_ok}, {"blobs_checked", r.blobs_checked},
+                                {"problems", r.problems}}.dump(2) << "\n";
+  } else {
+    for (const auto& p : r.problems) std::cout << p << "\n";
+    std::cout << o.db << ": " << (ok ? "ok" : "problems found") << " (integrity " << (r.integrity_ok ? "ok" : "FAILED")
+              << ", " << r.blobs_checked << " blobs hashed, " << r.problems.size() << " problems)\n";
+  }
+  return ok ? kExitOk : kExitInputError;
+}
+
+template <class Fn> int report(const DbOptions& o, const std::string& what, Fn&& fn) {
+  size_t n = fn();
+  if (o.json) std::cout << nlohmann::json{{what, n}}.dump(2) << "\n";
+  else std::cout << o.db << ": " << n << " " << what << "\n";
+  return kExitOk;
+}
+} // namespace
+
+void add_db_command(CLI::App& app, const GlobalOptions& global, int& status) {
+  auto* db = app.add_subcommand("db", "Inspect and maintain a tuning database");
+  db->require_subcommand(1);
+  auto sub = [&](const char* name, const char* help, auto fn, const char* arg = nullptr, const char* arg_help = nullptr) {
+    auto opt = std::make_shared<DbOptions>();
+    auto* c = db->add_subcommand(name, help);
+    c->add_option("--db", opt->db, "Tuning database file")->required();
+    c->add_flag("--json", opt->json, "Print JSON instead of text");
+    if (arg) c->add_option(arg, opt->arg, arg_help)->required();
+    if (std::string(name) == "best") c->add_option("-g,--generator", opt->generator, "Only this generator");
+    c->callback([opt, fn, &global, &status] { status = run_guarded(global, [&] { return fn(*opt); }); });
+  };
+  sub("ls", "Row counts and generators", run_ls);
+  sub("show", "A variant and its measurements", run_show, "variant", "Variant id");
+  sub("best", "The fastest kernel per tuned problem and device", run_best);
+  sub("verify", "PRAGMA integrity_check, foreign keys and every blob's SHA-256 (exit 1 on a problem)", run_verify);
+  sub("export", "Write <dir>/manifest.json and <dir>/code_objects/ for applications without SQLite",
+      [](const DbOptions& o) { return report(o, "entries exported", [&] { return open_ro(o).export_to(o.arg); }); },
+      "dir", "Output folder");
+  sub("import", "Read an export folder back into the database",
+      [](const DbOptions& o) { return report(o, "measurements imported", [&] { return open_rw(o).import_from(o.arg); }); },
+      "dir", "Export folder");
+  sub("merge", "Add another database's rows; runs already present (by GUID) are skipped",
+      [](const DbOptions& o) { return report(o, "measurements merged", [&] { return open_rw(o).merge_from(o.arg); }); },
+      "other", "Database to merge in");
+  sub("gc", "Drop unused variants and code objects, then VACUUM", [](const DbOptions& o) {
+    auto r = open_rw(o).gc();
+    if (o.json)
+      std::cout << nlohmann::json{{"variants_removed", r.variants_removed}, {"code_objects_removed", r.code_objects_removed},
+                                  {"bytes_before", r.bytes_before}, {"bytes_after", r.bytes_after}}.dump(2) << "\n";
+    else
+      std::cout << o.db << ": removed " << r.variants_removed << " variants, " << r.code_objects_removed
+                << " code objects; " << r.bytes_before << " -> " << r.bytes_after << " bytes\n";
+    return kExitOk;
+  });
+  sub("migrate", "Bring an older database to the current schema", [](const DbOptions& o) {
+    auto d = open_rw(o);
+    if (o.json) std::cout << nlohmann::json{{"schema_version", d.schema_version()}}.dump(2) << "\n";
+    else std::cout << o.db << ": schema version " << d.schema_version() << "\n";
+    return kExitOk;
+  });
+}
+
+} // namespace isatune::cli

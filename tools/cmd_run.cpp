@@ -1,0 +1,486 @@
+// `isatune run FILE.hsaco|FILE.s --grid X[,Y,Z] --block X[,Y,Z] --arg ...`: runs one kernel once on a device
+// (the CDNA emulator unless a GPU is present), with buffers made from the command line, and prints the launch,
+// the emulated time and instruction counts, and the emulator's hazard reports. Syntax: docs/emulator.md.
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "file_io.h"
+#include "isatune/codeobj/reader.h"
+#include "isatune/emu/backend.h"
+#include "isatune/emu/emulator.h"
+#include "isatune/error.h"
+#include "isatune/loader/backend.h"
+#include "isatune/loader/kernargs.h"
+#include "isatune/toolchain/assembler.h"
+#include "source_target.h"
+
+namespace isatune::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string input;
+  std::string kernel;
+  std::string grid = "1";
+  std::string block = "64";
+  std::vector<std::string> args;
+  std::vector<std::string> outs; // INDEX=PATH
+  std::string device;            // empty: a GPU if one is listed, else emu:<the code object's ISA>
+  uint32_t dynamic_lds = 0;
+  unsigned threads = 0;
+  uint64_t seed = 1;
+  bool strict = false;
+  bool json = false;
+};
+
+struct ElemType {
+  std::string name;
+  size_t size;
+  bool is_float, is_signed;
+};
+
+const ElemType* find_type(const std::string& name) {
+  static const ElemType types[] = {{"u8", 1, false, false},  {"u16", 2, false, false}, {"u32", 4, false, false},
+                                   {"i32", 4, false, true},  {"u64", 8, false, false}, {"i64", 8, false, true},
+                                   {"f32", 4, true, true},   {"f64", 8, true, true}};
+  for (const auto& t : types)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+// One --arg: a scalar (bytes) or a buffer (element type, count, initial bytes, optional output path).
+struct ParsedArg {
+  std::string text;
+  bool buffer = false;
+  std::vector<uint8_t> bytes; // scalar value, or the buffer's initial contents
+  const ElemType* type = nullptr;
+  uint64_t count = 0;
+  std::string init; // zero | random | file=PATH
+  std::string out;  // path to write the buffer to after the run
+  loader::DevicePtr ptr = 0;
+};
+
+[[noreturn]] void bad_arg(size_t index, const std::string& text, const std::string& why) {
+  throw InputError("--arg " + std::to_string(index) + " '" + text + "': " + why);
+}
+
+template <class T>
+std::vector<uint8_t> bytes_of(T v) {
+  std::vector<uint8_t> b(sizeof(T));
+  std::memcpy(b.data(), &v, sizeof(T));
+  return b;
+}
+
+// A number as the type says; throws a one-line InputError when it does not parse or does not fit.
+std::vector<uint8_t> encode_scalar(const ElemType& t, const std::string& value, size_t index, const std::string& text) {
+  auto fail = [&](const std::string& why) -> std::vector<uint8_t> { bad_arg(index, text, why); };
+  if (t.is_float) {
+    char* end = nullptr;
+    errno = 0;
+    double d = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end) return fail("'" + value + "' is not a number");
+    return t.size == 4 ? bytes_of(float(d)) : bytes_of(d);
+  }
+  if (t.is_signed) {
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v, 10);
+    if (ec != std::errc() || p != value.data() + value.size()) return fail("'" + value + "' is not an integer");
+    if (t.size == 4) {
+      if (v < INT32_MIN || v > INT32_MAX) return fail("out of range for i32");
+      return bytes_of(int32_t(v));
+    }
+    return bytes_of(v);
+  }
+  uint64_t v = 0;
+  int base = value.rfind("0x", 0) == 0 ? 16 : 10;
+  const char* b = value.data() + (base == 16 ? 2 : 0);
+  auto [p, ec] = std::from_chars(b, value.data() + value.size(), v, base);
+  if (value.empty() || ec != std::errc() || p != value.data() + value.size())
+    return fail("'" + value + "' is not an unsigned integer");
+  if (t.size < 8 && v >> (8 * t.size)) return fail("out of range for " + t.name);
+  std::vector<uint8_t> out(t.size);
+  std::memcpy(out.data(), &v, t.size); // little-endian host
+  return out;
+}
+
+std::vector<uint8_t> read_binary(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  return {s.begin(), s.end()};
+}
+
+ParsedArg parse_arg(size_t index, const std::string& text, std::mt19937_64& rng) {
+  ParsedArg a;
+  a.text = text;
+  auto colon = text.find(':');
+  if (colon == std::string::npos)
+    bad_arg(index, text, "expected TYPE:VALUE (u32:5, f32:1.5) or buf:TYPE:N:zero|random|file=PATH");
+  std::string head = text.substr(0, colon), rest = text.substr(colon + 1);
+  if (head != "buf") {
+    const ElemType* t = find_type(head);
+    if (!t) bad_arg(index, text, "unknown type '" + head + "' (u8, u16, u32, i32, u64, i64, f32, f64, buf)");
+    a.type = t;
+    a.bytes = encode_scalar(*t, rest, index, text);
+    return a;
+  }
+  a.buffer = true;
+  // buf:TYPE[:N][:zero|random|file=PATH][:out=PATH]; out= comes last, file= takes the rest up to it.
+  if (auto o = rest.find(":out="); o != std::string::npos) {
+    a.out = rest.substr(o + 5);
+    rest = rest.substr(0, o);
+    if (a.out.empty()) bad_arg(index, text, "out= needs a path");
+  } else if (rest.rfind("out=", 0) == 0) {
+    bad_arg(index, text, "buf needs an element type first: buf:f32:N:zero:out=PATH");
+  }
+  colon = rest.find(':');
+  std::string type = rest.substr(0, colon);
+  a.type = find_type(type);
+  if (!a.type) bad_arg(index, text, "unknown element type '" + type + "' (u8, u16, u32, i32, u64, i64, f32, f64)");
+  rest = colon == std::string::npos ? "" : rest.substr(colon + 1);
+  bool have_count = false;
+  if (!rest.empty() && rest.rfind("file=", 0) != 0) {
+    colon = rest.find(':');
+    std::string n = rest.substr(0, colon);
+    if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos) {
+      auto [p, ec] = std::from_chars(n.data(), n.data() + n.size(), a.count);
+      if (ec != std::errc() || a.count == 0 || a.count > (uint64_t(1) << 36))
+        bad_arg(index, text, "element count " + n + " out of range (1 .. 2^36)");
+      have_count = true;
+      rest = colon == std::string::npos ? "" : rest.substr(colon + 1);
+    }
+  }
+  a.init = rest.empty() ? "zero" : rest;
+  const size_t es = a.type->size;
+  if (a.init.rfind("file=", 0) == 0) {
+    std::string path = a.init.substr(5);
+    if (path.empty()) bad_arg(index, text, "file= needs a path");
+    a.bytes = read_binary(path);
+    if (a.bytes.size() % es)
+      bad_arg(index, text, path + " has " + std::to_string(a.bytes.size()) + " bytes, not a multiple of " +
+                               std::to_string(es) + " (" + a.type->name + ")");
+    uint64_t in_file = a.bytes.size() / es;
+    if (!have_count) a.count = in_file;
+    if (a.count == 0) bad_arg(index, text, path + " is empty");
+    if (in_file > a.count)
+      bad_arg(index, text, path + " holds " + std::to_string(in_file) + " elements, more than the " +
+                               std::to_string(a.count) + " asked for");
+    a.bytes.resize(a.count * es, 0); // a shorter file is padded with zeros
+    return a;
+  }
+  if (!have_count) bad_arg(index, text, "buf needs an element count: buf:" + type + ":N:" + a.init);
+  a.bytes.assign(a.count * es, 0);
+  if (a.init == "zero") return a;
+  if (a.init != "random") bad_arg(index, text, "unknown initial contents '" + a.init + "' (zero, random, file=PATH)");
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<uint32_t> integer(0, 255);
+  for (uint64_t i = 0; i < a.count; ++i) {
+    uint8_t* p = a.bytes.data() + i * es;
+    if (a.type->is_float) {
+      double d = real(rng);
+      if (es == 4) {
+        float f = float(d);
+        if (f >= 1.0f) f = std::nextafter(1.0f, 0.0f);
+        std::memcpy(p, &f, 4);
+      } else {
+        std::memcpy(p, &d, 8);
+      }
+    } else {
+      uint64_t v = integer(rng);
+      std::memcpy(p, &v, es);
+    }
+  }
+  return a;
+}
+
+loader::Dim3 parse_dims(const std::string& what, const std::string& text) {
+  uint32_t v[3] = {1, 1, 1};
+  size_t n = 0, pos = 0;
+  for (;;) {
+    auto comma = text.find(',', pos);
+    std::string part = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    uint64_t x = 0;
+    auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), x);
+    if (n == 3 || part.empty() || ec != std::errc() || p != part.data() + part.size() || x == 0 || x > UINT32_MAX)
+      throw InputError(what + " '" + text + "': expected X[,Y[,Z]] with each a positive integer");
+    v[n++] = uint32_t(x);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return {v[0], v[1], v[2]};
+}
+
+std::string dims_str(const loader::Dim3& d) {
+  return std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z);
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+CodeObject load_code(const std::string& path) {
+  if (ends_with(path, ".s") || ends_with(path, ".S") || ends_with(path, ".asm")) {
+    std::string text = read_text_file(path);
+    auto target = declared_amdgcn_target(text);
+    if (!target) throw InputError(path + ": no .amdgcn_target directive; assemble it with `isatune asm --target`");
+    return toolchain::make_assembler("llvm")->assemble(text, {*target, path}).code;
+  }
+  return codeobj::read_code_object_file(path);
+}
+
+std::string describe_args(const std::vector<const KernelArg*>& explicit_args) {
+  std::string s;
+  for (const auto* a : explicit_args)
+    s += (s.empty() ? "" : ", ") + (a->name.empty() ? std::string("?") : a->name) +
+         (a->value_kind == "global_buffer" ? " (buffer)" : " (" + std::to_string(a->size) + " bytes)");
+  return s;
+}
+
+nlohmann::json report_json(const emu::HazardReport& r) {
+  return {{"kind", std::string(emu::to_string(r.kind))},
+          {"kernel", r.kernel},
+          {"address", r.address},
+          {"disassembly", r.disassembly},
+          {"message", r.message},
+          {"workgroup", {r.workgroup[0], r.workgroup[1], r.workgroup[2]}},
+          {"wave", r.wave},
+          {"count", r.count}};
+}
+
+int run_run(const RunOptions& opt) {
+  CodeObject code = load_code(opt.input);
+  if (code.kernels.empty()) throw InputError(opt.input + ": the code object has no kernels");
+  const KernelInfo* kernel = nullptr;
+  if (opt.kernel.empty()) {
+    if (code.kernels.size() > 1) {
+      std::string names;
+      for (const auto& k : code.kernels) names += (names.empty() ? "" : ", ") + k.name;
+      throw InputError(opt.input + " has " + std::to_string(code.kernels.size()) + " kernels (" + names +
+                       "): choose one with --kernel");
+    }
+    kernel = &code.kernels[0];
+  } else {
+    kernel = code.find_kernel(opt.kernel);
+    if (!kernel) {
+      std::string names;
+      for (const auto& k : code.kernels) names += (names.empty() ? "" : ", ") + k.name;
+      throw InputError("no kernel '" + opt.kernel + "' in " + opt.input + " (it has: " + names + ")");
+    }
+  }
+
+  loader::LaunchConfig config;
+  config.grid = parse_dims("--grid", opt.grid);
+  config.block = parse_dims("--block", opt.block);
+  config.dynamic_shared_bytes = opt.dynamic_lds;
+
+  // Arguments, checked against the kernel's explicit (non-hidden) arguments in order.
+  std::vector<const KernelArg*> explicit_args;
+  for (const auto& a : kernel->args)
+    if (a.value_kind.rfind("hidden_", 0) != 0) explicit_args.push_back(&a);
+  if (opt.args.size() != explicit_args.size())
+    throw InputError("kernel '" + kernel->name + "' takes " + std::to_string(explicit_args.size()) + " argument" +
+                     (explicit_args.size() == 1 ? "" : "s") + " [" + describe_args(explicit_args) + "], got " +
+                     std::to_string(opt.args.size()) + " --arg");
+  std::mt19937_64 rng(opt.seed);
+  std::vector<ParsedArg> args;
+  for (size_t i = 0; i < opt.args.size(); ++i) {
+    ParsedArg a = parse_arg(i, opt.args[i], rng);
+    const KernelArg& k = *explicit_args[i];
+    std::string kname = "argument " + std::to_string(i) + " (" + (k.name.empty() ? "?" : k.name) + ")";
+    bool pointer_arg = k.value_kind == "global_buffer" || k.value_kind == "dynamic_shared_pointer";
+    if (a.buffer && !pointer_arg && k.size != 8)
+      bad_arg(i, a.text, kname + " is a " + std::to_string(k.size) + "-byte " + k.value_kind + ", not a buffer");
+    if (!a.buffer && pointer_arg)
+      bad_arg(i, a.text, kname + " is a buffer; pass buf:TYPE:N:zero|random|file=PATH");
+    if (!a.buffer && a.bytes.size() != k.size)
+      bad_arg(i, a.text, kname + " is " + std::to_string(k.size) + " bytes; " + a.type->name + " is " +
+                             std::to_string(a.bytes.size()));
+    args.push_back(std::move(a));
+  }
+  for (const auto& o : opt.outs) {
+    auto eq = o.find('=');
+    size_t idx = 0;
+    auto [p, ec] = std::from_chars(o.data(), o.data() + (eq == std::string::npos ? 0 : eq), idx);
+    if (eq == std::string::npos || eq == 0 || ec != std::errc() || p != o.data() + eq || eq + 1 == o.size())
+      throw InputError("--out '" + o + "': expected ARGINDEX=PATH, e.g. --out 2=c.bin");
+    if (idx >= args.size() || !args[idx].buffer)
+      throw InputError("--out '" + o + "': argument " + std::to_string(idx) + " is not a buffer");
+    args[idx].out = o.substr(eq + 1);
+  }
+
+  // The device: a GPU when one is listed and the code fits it, else the emulator for the code object's ISA.
+  std::string spec = opt.device;
+  if (spec.empty()) {
+    for (const auto& d : loader::list_devices())
+      if ((d.backend == "hip" || d.backend == "cuda") && d.isa == code.isa) {
+        spec = d.backend + ":" + std::to_string(d.index);
+        break;
+      }
+    if (spec.empty()) spec = "emu:" + code.isa;
+  } else if (spec == "emu" && code.vendor == Vendor::amd) {
+    spec = "emu:" + code.isa;
+  }
+  auto device = loader::open_device(spec);
+  auto* emu_dev = dynamic_cast<emu::EmuDevice*>(device.get());
+  if (emu_dev) {
+    emu_dev->set_strict(opt.strict);
+    if (opt.threads) emu_dev->set_threads(opt.threads);
+  } else if (opt.strict) {
+    throw InputError("--strict needs the emulator (--device emu); " + spec + " has no hazard checks");
+  }
+  const auto& props = device->properties();
+
+  auto module = device->load(code);
+  auto function = module->function(kernel->name);
+  std::vector<loader::ArgValue> values;
+  for (auto& a : args) {
+    if (a.buffer) {
+      a.ptr = device->alloc(a.bytes.size());
+      device->copy_to_device(a.ptr, a.bytes.data(), a.bytes.size());
+      values.push_back(loader::ArgValue::pointer(a.ptr));
+    } else {
+      values.push_back({"", a.bytes});
+    }
+  }
+  auto kernargs = loader::pack_kernargs(*kernel, values, config);
+
+  bool stopped = false;
+  std::string stop_message;
+  double ms = 0;
+  try {
+    auto e0 = device->create_event(), e1 = device->create_event();
+    device->record(*e0);
+    device->launch(*function, config, kernargs);
+    device->record(*e1);
+    device->synchronize();
+    ms = device->elapsed_ms(*e0, *e1);
+  } catch (const emu::HazardError& e) {
+    stopped = true;
+    stop_message = e.what();
+  }
+
+  nlohmann::json jout = nlohmann::json::array();
+  if (!stopped)
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].out.empty()) continue;
+      std::vector<uint8_t> back(args[i].bytes.size());
+      device->copy_to_host(back.data(), args[i].ptr, back.size());
+      write_binary_file(args[i].out, back);
+      jout.push_back({{"arg", i}, {"path", args[i].out}, {"bytes", back.size()}});
+    }
+  for (auto& a : args)
+    if (a.buffer) device->free(a.ptr);
+
+  std::vector<emu::HazardReport> reports;
+  if (emu_dev) reports = emu_dev->reports();
+  if (!stopped) // a strict stop prints its one report below
+    for (const auto& r : reports) std::fprintf(stderr, "hazard: %s\n", r.str().c_str());
+
+  const uint64_t threads = uint64_t(config.block.x) * config.block.y * config.block.z;
+  const uint64_t total = threads * config.grid.x * config.grid.y * config.grid.z;
+  if (opt.json) {
+    nlohmann::json j;
+    j["kernel"] = kernel->name;
+    j["file"] = opt.input;
+    j["device"] = {{"spec", spec},           {"name", props.name},         {"isa", props.isa},
+                   {"target_id", props.target_id}, {"emulated", props.emulated}};
+    j["launch"] = {{"grid", {config.grid.x, config.grid.y, config.grid.z}},
+                   {"block", {config.block.x, config.block.y, config.block.z}},
+                   {"dynamic_shared_bytes", config.dynamic_shared_bytes},
+                   {"threads", total}};
+    nlohmann::json jargs = nlohmann::json::array();
+    for (size_t i = 0; i < args.size(); ++i) {
+      const auto& a = args[i];
+      nlohmann::json ja = {{"index", i}, {"name", explicit_args[i]->name}, {"text", a.text}};
+      if (a.buffer) ja.update({{"type", a.type->name}, {"count", a.count}, {"init", a.init}});
+      jargs.push_back(ja);
+    }
+    j["args"] = jargs;
+    j["stopped"] = stopped;
+    if (stopped) j["stop_reason"] = stop_message;
+    if (emu_dev && !stopped) {
+      const auto& s = emu_dev->last_launch();
+      j["stats"] = {{"workgroups", s.workgroups},         {"waves", s.waves},
+                    {"instructions", s.instructions},     {"lane_instructions", s.lane_instructions},
+                    {"estimated_cycles", s.estimated_cycles}, {"estimated_ms", s.estimated_ms},
+                    {"host_seconds", s.host_seconds}};
+    }
+    j["time_ms"] = stopped ? nlohmann::json(nullptr) : nlohmann::json(ms);
+    j["time_kind"] = props.emulated ? "emulated" : "measured";
+    nlohmann::json jr = nlohmann::json::array();
+    for (const auto& r : reports) jr.push_back(report_json(r));
+    j["reports"] = jr;
+    j["outputs"] = jout;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "kernel   " << kernel->name << " on " << spec << " (" << props.name << ")\n";
+    std::cout << "launch   grid " << dims_str(config.grid) << " x block " << dims_str(config.block) << " = " << total
+              << " threads\n";
+    if (!stopped) {
+      char buf[160];
+      if (props.emulated) {
+        std::snprintf(buf, sizeof buf, "%.6f ms emulated (an instruction-cost estimate, not a measurement)", ms);
+      } else {
+        std::snprintf(buf, sizeof buf, "%.6f ms measured (one launch, events)", ms);
+      }
+      std::cout << "time     " << buf << "\n";
+      if (emu_dev) {
+        const auto& s = emu_dev->last_launch();
+        std::cout << "executed " << s.workgroups << " workgroups, " << s.waves << " waves, " << s.instructions
+                  << " wave instructions, " << s.lane_instructions << " lane instructions, "
+                  << s.estimated_cycles << " estimated cycles\n";
+        std::snprintf(buf, sizeof buf, "%.3f s", s.host_seconds);
+        std::cout << "host     " << buf << " to emulate\n";
+      }
+    }
+    for (const auto& o : jout)
+      std::cout << "wrote    argument " << o["arg"].get<size_t>() << " to " << o["path"].get<std::string>() << " ("
+                << o["bytes"].get<size_t>() << " bytes)\n";
+    if (emu_dev) std::cout << "hazards  " << reports.size() << (reports.empty() ? "" : " (listed on stderr)") << "\n";
+  }
+  if (stopped) {
+    std::fprintf(stderr, "isatune: --strict: stopped at the first hazard: %s\n", stop_message.c_str());
+    return kExitInputError;
+  }
+  return kExitOk;
+}
+
+} // namespace
+
+void add_run_command(CLI::App& app, const GlobalOptions& global, int& status) {
+  emu::register_emu_backend(); // at startup, so that `isatune devices` lists the emulator too
+  auto opt = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand(
+      "run", "Run one kernel once (on the CDNA emulator unless a GPU is present) and report hazards and timing");
+  cmd->add_option("file", opt->input, "Code object (.hsaco) or AMD assembly (.s, assembled in process)")->required();
+  cmd->add_option("--kernel", opt->kernel, "Kernel to run (default: the only one)");
+  cmd->add_option("--grid", opt->grid, "Workgroups per dimension: X[,Y,Z] (default 1)");
+  cmd->add_option("--block", opt->block, "Threads per workgroup: X[,Y,Z] (default 64)");
+  cmd->add_option("--arg", opt->args,
+                  "Kernel argument, in order: TYPE:VALUE (u8 u16 u32 i32 u64 i64 f32 f64), or a buffer "
+                  "buf:TYPE:N:zero|random|file=PATH[:out=PATH] (random: floats in [-1,1), integers in [0,256))");
+  cmd->add_option("--out", opt->outs, "ARGINDEX=PATH: write buffer argument ARGINDEX (0-based) to PATH after the run");
+  cmd->add_option("--device", opt->device,
+                  "Device: emu[:gfx90a|gfx942|gfx950], hip:N, ... (default: a GPU if listed, else emu for the code "
+                  "object's ISA)");
+  cmd->add_option("--dynamic-lds", opt->dynamic_lds, "Dynamic LDS bytes per workgroup");
+  cmd->add_option("--threads", opt->threads, "Emulator worker threads (default: all cores)");
+  cmd->add_option("--seed", opt->seed, "Seed of buf:...:random (default 1)");
+  cmd->add_flag("--strict", opt->strict, "Stop at the first hazard and exit 1");
+  cmd->add_flag("--json", opt->json, "Print one JSON object instead of text");
+  cmd->callback([opt, &global, &status] { status = run_guarded(global, [&] { return run_run(*opt); }); });
+}
+
+} // namespace isatune::cli

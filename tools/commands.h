@@ -1,0 +1,23 @@
+#pragma once
+// Each subcommand registers itself on the app; its callback stores an exit code in `status`.
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace isatune::cli {
+
+struct GlobalOptions {
+  bool verbose = false;
+};
+
+// Runs fn, turning isatune exceptions into one clear line on stderr and a documented exit code.
+int run_guarded(const GlobalOptions& global, const std::function<int()>& fn);
+
+void add_targets_command(CLI::App& app, const GlobalOptions& global, int& status);
+void add_asm_command(CLI::App& app, const GlobalOptions& global, int& status);
+void add_inspect_command(CLI::App& app, const GlobalOptions& global, int& status);
+void add_db_command(CLI::App& app, const GlobalOptions& global, int& status);
+void add_devices_command(CLI::App& app, const GlobalOptions& global, int& status);
+void add_run_command(CLI::App& app, const GlobalOptions& global, int& status);
+
+} // namespace isatune::cli
