@@ -22,8 +22,8 @@ namespace {
 
 using isatune::toolchain::AssembleOptions;
 
-// A kernel body mixing VALU, MFMA, global and LDS memory and waits; `n` instructions in the loop body.
-std::string big_kernel(int n) {
+// A kernel body mixing VALU, MFMA, global and LDS memory and waits; `n` instructions.
+std::string mixed_body(int n) {
   std::string body;
   body.reserve(size_t(n) * 48);
   for (int i = 0; i < n; ++i) {
@@ -41,7 +41,13 @@ std::string big_kernel(int n) {
     default: body += "  v_pk_fma_f32 v[60:61], v[20:21], v[22:23], v[60:61]\n"; break;
     }
   }
-  return ".amdgcn_target \"amdgcn-amd-amdhsa--gfx942\"\n"
+  return body;
+}
+
+// The kernel around `body`: prologue, end, padding and, when `descriptors`, the .amdhsa_kernel descriptor and
+// the .amdgpu_metadata block.
+std::string kernel_around(const std::string& body, bool descriptors = true) {
+  const std::string head = ".amdgcn_target \"amdgcn-amd-amdhsa--gfx942\"\n"
          ".amdhsa_code_object_version 5\n"
          ".text\n.globl big\n.p2align 8\n.type big,@function\nbig:\n"
          "  s_load_dwordx4 s[4:7], s[0:1], 0x0\n"
@@ -52,8 +58,9 @@ std::string big_kernel(int n) {
          "  s_waitcnt lgkmcnt(0)\n" +
          body +
          "  s_endpgm\n.Lbig_end:\n.size big, .Lbig_end-big\n"
-         ".p2alignl 6, 0xbf800000\n.fill 256, 4, 0xbf800000\n"
-         ".rodata\n.p2align 6\n.amdhsa_kernel big\n"
+         ".p2alignl 6, 0xbf800000\n.fill 256, 4, 0xbf800000\n";
+  if (!descriptors) return head;
+  return head + ".rodata\n.p2align 6\n.amdhsa_kernel big\n"
          "  .amdhsa_user_sgpr_count 2\n  .amdhsa_user_sgpr_kernarg_segment_ptr 1\n  .amdhsa_kernarg_size 24\n"
          "  .amdhsa_system_sgpr_workgroup_id_x 1\n  .amdhsa_next_free_vgpr 80\n  .amdhsa_next_free_sgpr 16\n"
          "  .amdhsa_accum_offset 64\n  .amdhsa_group_segment_fixed_size 65536\n"
@@ -69,9 +76,31 @@ std::string big_kernel(int n) {
          "...\n.end_amdgpu_metadata\n";
 }
 
+std::string big_kernel(int n) { return kernel_around(mixed_body(n)); }
+
 const std::string& kernel_text() {
   static const std::string text = big_kernel(2000);
   return text;
+}
+
+// `n` copies of one instruction line (registers rotate a little so lines differ as in real code).
+std::string one_class_body(const std::string& cls, int n) {
+  std::string body;
+  for (int i = 0; i < n; ++i) {
+    const std::string r = std::to_string(20 + i % 8), r2 = std::to_string(40 + i % 8);
+    if (cls == "vop3") body += "  v_fma_f32 v" + r + ", v" + r2 + ", v50, v" + r + "\n";
+    else if (cls == "vop3_e64") body += "  v_fma_f32_e64 v" + r + ", v" + r2 + ", v50, v" + r + "\n";
+    else if (cls == "vop2") body += "  v_add_f32 v" + r + ", v" + r2 + ", v" + r + "\n";
+    else if (cls == "vop2_e32") body += "  v_add_f32_e32 v" + r + ", v" + r2 + ", v" + r + "\n";
+    else if (cls == "sop2") body += "  s_add_u32 s" + std::to_string(12 + i % 4) + ", s20, 0x64\n";
+    else if (cls == "smem") body += "  s_load_dwordx2 s[" + std::to_string(8 + 2 * (i % 4)) + ":" + std::to_string(9 + 2 * (i % 4)) + "], s[0:1], 0x10\n";
+    else if (cls == "global") body += "  global_load_dwordx4 v[20:23], v2, s[4:5] offset:16\n";
+    else if (cls == "ds") body += "  ds_read_b128 v[36:39], v1 offset:64\n";
+    else if (cls == "mfma") body += "  v_mfma_f32_32x32x8_f16 a[0:15], v[20:21], v[36:37], a[0:15]\n";
+    else if (cls == "waitcnt") body += "  s_waitcnt vmcnt(0) lgkmcnt(0)\n";
+    else if (cls == "nop") body += "  s_nop 0\n";
+  }
+  return body;
 }
 
 double g_in_process_seconds = 0;     // wall time per kernel, set by BM_InProcess, read by BM_Programs
@@ -124,6 +153,60 @@ void BM_StageMc(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(isatune::toolchain::llvm_assemble_object(kernel_text(), options));
 }
 BENCHMARK(BM_StageMc)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Fixed cost: a 10-instruction kernel, with and without the kernel descriptor and metadata block.
+void BM_StageMcTiny(benchmark::State& state) {
+  const std::string text = kernel_around(mixed_body(10), state.range(0) != 0);
+  const AssembleOptions options{"gfx942", "tiny.s"};
+  for (auto _ : state) benchmark::DoNotOptimize(isatune::toolchain::llvm_assemble_object(text, options));
+}
+BENCHMARK(BM_StageMcTiny)->ArgName("descriptors")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// The 2,000-instruction kernel without the descriptor and metadata: their share of the MC stage.
+void BM_StageMcNoDescriptors(benchmark::State& state) {
+  const std::string text = kernel_around(mixed_body(2000), false);
+  const AssembleOptions options{"gfx942", "big.s"};
+  for (auto _ : state) benchmark::DoNotOptimize(isatune::toolchain::llvm_assemble_object(text, options));
+}
+BENCHMARK(BM_StageMcNoDescriptors)->Unit(benchmark::kMillisecond);
+
+// Per-instruction cost by class: 2,000 lines of one kind; `us_per_1000` is the MC time per 1,000 lines above
+// the tiny kernel's (CPU time).
+void BM_StageMcClass(benchmark::State& state, const std::string& cls) {
+  const std::string text = kernel_around(one_class_body(cls, 2000), false);
+  const std::string base = kernel_around("", false);
+  const AssembleOptions options{"gfx942", "class.s"};
+  auto cpu_per_call = [&](const std::string& t, int reps) {
+    timespec a{}, b{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+    for (int i = 0; i < reps; ++i) benchmark::DoNotOptimize(isatune::toolchain::llvm_assemble_object(t, options));
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+    return (double(b.tv_sec - a.tv_sec) + double(b.tv_nsec - a.tv_nsec) * 1e-9) / reps;
+  };
+  const double base_s = cpu_per_call(base, 50);
+  double total = 0;
+  int64_t n = 0;
+  for (auto _ : state) {
+    timespec a{}, b{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+    benchmark::DoNotOptimize(isatune::toolchain::llvm_assemble_object(text, options));
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+    total += double(b.tv_sec - a.tv_sec) + double(b.tv_nsec - a.tv_nsec) * 1e-9;
+    ++n;
+  }
+  state.counters["us_per_1000"] = (total / double(n) - base_s) * 1e6 / 2.0;
+}
+BENCHMARK_CAPTURE(BM_StageMcClass, vop3, std::string("vop3"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_StageMcClass, vop3_e64, std::string("vop3_e64"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_StageMcClass, vop2, std::string("vop2"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_StageMcClass, vop2_e32, std::string("vop2_e32"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_StageMcClass, sop2, std::string("sop2"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_StageMcClass, smem, std::string("smem"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_StageMcClass, global, std::string("global"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_StageMcClass, ds, std::string("ds"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_StageMcClass, mfma, std::string("mfma"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_StageMcClass, waitcnt, std::string("waitcnt"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_StageMcClass, nop, std::string("nop"))->Unit(benchmark::kMillisecond);
 
 void BM_StageLld(benchmark::State& state) {
   const auto object = isatune::toolchain::llvm_assemble_object(kernel_text(), {"gfx942", "big.s"});

@@ -3,13 +3,17 @@
 //  * each input is a memfd (anonymous memory file) that lld opens as /proc/self/fd/N;
 //  * the output path is /proc/self/fd/W, the write end of a pipe. llvm::FileOutputBuffer sees a FIFO, keeps
 //    the image in memory (it cannot rename a temporary over a FIFO) and, at commit, opens the path and writes
-//    it. A reader thread drains the read end into a vector, so images larger than the pipe buffer work.
+//    it. When the image is sure to fit in the pipe (its size is bounded from the inputs, and the pipe is
+//    enlarged with F_SETPIPE_SZ), the pipe is drained after lld returns; otherwise a reader thread drains it
+//    during the link, so images larger than the pipe buffer work. Avoiding the thread matters: with a second
+//    thread alive, every munmap/madvise lld does costs TLB-shootdown interrupts, which doubled the link's time.
 // lld keeps process-global state (CommonLinkerContext, the error handler, the parallel strategy) for the
 // length of a link, so links are serialised by one mutex. Assembling (LLVM MC) stays fully parallel.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -72,8 +76,9 @@ std::string proc_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 // lld treats a malformed ELF file as a fatal error, after which it cannot run again in this process. So every
 // input is checked with LLVM's ELF reader first: a 64-bit little-endian AMDGPU relocatable whose headers and
-// sections lie inside the buffer. Returns an empty string when fine, else what is wrong.
-std::string check_object(const std::vector<uint8_t>& bytes) {
+// sections lie inside the buffer. Returns an empty string when fine, else what is wrong. Adds the sections'
+// alignments to *align_sum (the most padding the linker can add for them).
+std::string check_object(const std::vector<uint8_t>& bytes, uint64_t* align_sum) {
   llvm::MemoryBufferRef ref(llvm::StringRef(reinterpret_cast<const char*>(bytes.data()), bytes.size()), "object");
   auto obj = llvm::object::ELF64LEObjectFile::create(ref);
   if (!obj) return llvm::toString(obj.takeError());
@@ -83,6 +88,7 @@ std::string check_object(const std::vector<uint8_t>& bytes) {
   auto sections = elf.sections();
   if (!sections) return llvm::toString(sections.takeError());
   for (const auto& sec : *sections) {
+    *align_sum += std::min<uint64_t>(sec.sh_addralign, uint64_t(1) << 40);
     if (sec.sh_type == llvm::ELF::SHT_NOBITS) continue;
     auto contents = elf.getSectionContents(sec);
     if (!contents) return llvm::toString(contents.takeError());
@@ -148,9 +154,12 @@ std::vector<Diagnostic> parse_lld_messages(const std::string& text) {
 std::vector<uint8_t> lld_link_shared(const std::vector<std::vector<uint8_t>>& objects) {
   if (objects.empty()) throw InputError("lld_link_shared: no input objects");
 
-  for (size_t i = 0; i < objects.size(); ++i)
-    if (std::string why = check_object(objects[i]); !why.empty())
+  uint64_t align_sum = 0, input_bytes = 0;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    input_bytes += objects[i].size();
+    if (std::string why = check_object(objects[i], &align_sum); !why.empty())
       throw InputError("lld_link_shared: object " + std::to_string(i) + " is not a valid AMDGPU relocatable: " + why);
+  }
 
   std::vector<Fd> inputs;
   std::vector<std::string> input_paths;
@@ -164,6 +173,20 @@ std::vector<uint8_t> lld_link_shared(const std::vector<std::vector<uint8_t>>& ob
   Fd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
   const std::string out_path = proc_path(write_end.fd);
 
+  // A bound on the image: the inputs' bytes twice over (sections, symbol and string tables copied, plus the
+  // dynamic symbol, hash and relocation tables derived from them), every section's alignment padding, and
+  // 256 KiB for headers and lld's small synthetic sections. Our fixed flags never pad segments to pages.
+  // The bound is our reasoning, not an lld guarantee, and a wrong one would block lld's write: so it is
+  // doubled again, and anything larger takes the reader-thread path, which is always safe.
+  const uint64_t bound = 2 * (2 * input_bytes + align_sum + (uint64_t(256) << 10));
+  bool drain_after = false;
+  if (bound <= (uint64_t(1) << 20)) { // 1 MiB: Linux's default /proc/sys/fs/pipe-max-size
+    uint64_t want = 65536;
+    while (want < bound) want *= 2;
+    const int got = ::fcntl(read_end.fd, F_SETPIPE_SZ, static_cast<int>(want));
+    drain_after = got > 0 && uint64_t(got) >= bound;
+  }
+
   std::vector<const char*> args = {"ld.lld", "-shared", "--no-undefined", "--threads=1", "--no-mmap-output-file",
                                    "-o", out_path.c_str()};
   for (const auto& p : input_paths) args.push_back(p.c_str());
@@ -174,7 +197,7 @@ std::vector<uint8_t> lld_link_shared(const std::vector<std::vector<uint8_t>>& ob
 
   std::vector<uint8_t> image;
   int read_errno = 0;
-  std::thread reader([&] {
+  auto drain = [&] {
     uint8_t chunk[65536];
     for (;;) {
       ssize_t n = ::read(read_end.fd, chunk, sizeof chunk);
@@ -183,7 +206,9 @@ std::vector<uint8_t> lld_link_shared(const std::vector<std::vector<uint8_t>>& ob
       if (n <= 0) break;
       image.insert(image.end(), chunk, chunk + n);
     }
-  });
+  };
+  std::thread reader;
+  if (!drain_after) reader = std::thread(drain);
   // Closes our write end and joins the reader on every way out of this scope.
   struct ReaderGuard {
     std::thread& thread;
@@ -212,7 +237,8 @@ std::vector<uint8_t> lld_link_shared(const std::vector<std::vector<uint8_t>>& ob
       if (!result.canRunAgain) g_lld_broken = true;
     }
   }
-  guard.reset();
+  guard.reset(); // closes our write end (and joins the reader, if any)
+  if (drain_after) drain(); // lld has closed its descriptor: the whole image is in the pipe, then EOF
 
   if (was_broken)
     throw Error("lld cannot link again in this process: an earlier link ended in an unrecoverable state");

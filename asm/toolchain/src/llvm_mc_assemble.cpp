@@ -1,8 +1,13 @@
 // Assembly text -> relocatable ELF object in memory, through LLVM MC (what `llvm-mc -filetype=obj` does).
-// Every call builds its own SourceMgr, MCContext, streamer and parser, so calls may run on several threads.
+// Every call builds its own SourceMgr, MCContext, streamer and parser, so calls may run on several threads. The
+// target description objects that LLVM only ever reads (MCRegisterInfo, MCAsmInfo, MCInstrInfo, MCSubtargetInfo)
+// are built once per (ISA, features) and shared: LLVM's MC layer takes them by const reference or pointer, and
+// the AMDGPU parser changes subtarget features only on a copy it makes in the MCContext (copySTI).
 // Diagnostics are collected through handlers on the SourceMgr (parser errors) and the MCContext (errors found
 // while laying out and writing the object); nothing is printed.
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -68,6 +73,35 @@ struct DiagCollector {
   }
 };
 
+// The read-only LLVM objects for one (ISA, features) pair.
+struct TargetObjects {
+  const llvm::Target* target = nullptr;
+  std::unique_ptr<const llvm::MCRegisterInfo> mri;
+  std::unique_ptr<const llvm::MCAsmInfo> mai;
+  std::unique_ptr<const llvm::MCSubtargetInfo> sti;
+  std::unique_ptr<const llvm::MCInstrInfo> mii;
+};
+
+// Built on first use, kept for the life of the process (one entry per target a program assembles for).
+// Returns nullptr when LLVM cannot create them; the caller reports that.
+const TargetObjects* target_objects(const llvm::Target* tgt, const llvm::Triple& triple,
+                                    const detail::ResolvedTarget& target) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<TargetObjects>, std::less<>> cache;
+  const std::string key = target.isa + '\n' + target.features;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = cache.find(key); it != cache.end()) return it->second.get();
+  auto objs = std::make_unique<TargetObjects>();
+  objs->target = tgt;
+  llvm::MCTargetOptions mc_options;
+  objs->mri.reset(tgt->createMCRegInfo(triple));
+  if (objs->mri) objs->mai.reset(tgt->createMCAsmInfo(*objs->mri, triple, mc_options));
+  objs->sti.reset(tgt->createMCSubtargetInfo(triple, target.isa, target.features));
+  objs->mii.reset(tgt->createMCInstrInfo());
+  if (!objs->mri || !objs->mai || !objs->sti || !objs->mii) return nullptr;
+  return cache.emplace(key, std::move(objs)).first->second.get();
+}
+
 [[noreturn]] void fail(const std::string& file, const std::string& message) {
   Diagnostic d;
   d.file = file;
@@ -82,10 +116,22 @@ std::vector<uint8_t> llvm_assemble_object(std::string_view text, const AssembleO
   detail::init_llvm_amdgpu();
   const detail::ResolvedTarget target = detail::resolve_target(options.target);
 
-  llvm::Triple triple(kTriple);
-  std::string err;
-  const llvm::Target* tgt = llvm::TargetRegistry::lookupTarget(triple, err);
-  if (!tgt) throw UnavailableError("LLVM " + llvm_version() + " has no AMDGPU target: " + err);
+  static const llvm::Triple triple(kTriple);
+  static const llvm::Target* const tgt = [] {
+    std::string err;
+    return llvm::TargetRegistry::lookupTarget(triple, err);
+  }();
+  if (!tgt) {
+    std::string err;
+    llvm::TargetRegistry::lookupTarget(triple, err);
+    throw UnavailableError("LLVM " + llvm_version() + " has no AMDGPU target: " + err);
+  }
+  const TargetObjects* objs = target_objects(tgt, triple, target);
+  if (!objs) fail(options.file_name, "cannot create the LLVM MC objects for " + target.isa);
+  const llvm::MCRegisterInfo& mri = *objs->mri;
+  const llvm::MCAsmInfo& mai = *objs->mai;
+  const llvm::MCSubtargetInfo& sti = *objs->sti;
+  const llvm::MCInstrInfo& mii = *objs->mii;
 
   DiagCollector collector;
   collector.file = options.file_name;
@@ -97,13 +143,7 @@ std::vector<uint8_t> llvm_assemble_object(std::string_view text, const AssembleO
       llvm::SMLoc());
 
   llvm::MCTargetOptions mc_options;
-  std::unique_ptr<llvm::MCRegisterInfo> mri(tgt->createMCRegInfo(triple));
-  std::unique_ptr<llvm::MCAsmInfo> mai(mri ? tgt->createMCAsmInfo(*mri, triple, mc_options) : nullptr);
-  std::unique_ptr<llvm::MCSubtargetInfo> sti(tgt->createMCSubtargetInfo(triple, target.isa, target.features));
-  std::unique_ptr<llvm::MCInstrInfo> mii(tgt->createMCInstrInfo());
-  if (!mri || !mai || !sti || !mii) fail(options.file_name, "cannot create the LLVM MC objects for " + target.isa);
-
-  llvm::MCContext ctx(triple, mai.get(), mri.get(), sti.get(), &src_mgr, &mc_options);
+  llvm::MCContext ctx(triple, &mai, &mri, &sti, &src_mgr, &mc_options);
   ctx.setDiagnosticHandler([&collector](const llvm::SMDiagnostic& d, bool, const llvm::SourceMgr&,
                                         std::vector<const llvm::MDNode*>&) { collector.add(d); });
   std::unique_ptr<llvm::MCObjectFileInfo> mofi(tgt->createMCObjectFileInfo(ctx, /*PIC=*/false));
@@ -111,8 +151,8 @@ std::vector<uint8_t> llvm_assemble_object(std::string_view text, const AssembleO
 
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
-  llvm::MCCodeEmitter* emitter = tgt->createMCCodeEmitter(*mii, ctx);
-  llvm::MCAsmBackend* backend = tgt->createMCAsmBackend(*sti, *mri, mc_options);
+  llvm::MCCodeEmitter* emitter = tgt->createMCCodeEmitter(mii, ctx);
+  llvm::MCAsmBackend* backend = tgt->createMCAsmBackend(sti, mri, mc_options);
   if (!emitter || !backend) {
     delete emitter;
     delete backend;
@@ -120,11 +160,11 @@ std::vector<uint8_t> llvm_assemble_object(std::string_view text, const AssembleO
   }
   std::unique_ptr<llvm::MCStreamer> streamer(tgt->createMCObjectStreamer(
       triple, ctx, std::unique_ptr<llvm::MCAsmBackend>(backend), backend->createObjectWriter(os),
-      std::unique_ptr<llvm::MCCodeEmitter>(emitter), *sti));
+      std::unique_ptr<llvm::MCCodeEmitter>(emitter), sti));
 
-  std::unique_ptr<llvm::MCAsmParser> parser(llvm::createMCAsmParser(src_mgr, ctx, *streamer, *mai));
+  std::unique_ptr<llvm::MCAsmParser> parser(llvm::createMCAsmParser(src_mgr, ctx, *streamer, mai));
   std::unique_ptr<llvm::MCTargetAsmParser> target_parser(
-      tgt->createMCAsmParser(*sti, *parser, *mii, mc_options));
+      tgt->createMCAsmParser(sti, *parser, mii, mc_options));
   if (!target_parser) fail(options.file_name, "LLVM " + llvm_version() + " has no AMDGPU assembly parser");
   parser->setTargetParser(*target_parser);
 
