@@ -19,5 +19,7 @@ void add_inspect_command(CLI::App& app, const GlobalOptions& global, int& status
 void add_db_command(CLI::App& app, const GlobalOptions& global, int& status);
 void add_devices_command(CLI::App& app, const GlobalOptions& global, int& status);
 void add_run_command(CLI::App& app, const GlobalOptions& global, int& status);
+void add_tune_command(CLI::App& app, const GlobalOptions& global, int& status);
+void add_score_command(CLI::App& app, const GlobalOptions& global, int& status);
 
 } // namespace isatune::cli

@@ -47,6 +47,8 @@ int main(int argc, char** argv) {
   add_db_command(app, global, status);
   add_devices_command(app, global, status);
   add_run_command(app, global, status);
+  add_tune_command(app, global, status);
+  add_score_command(app, global, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

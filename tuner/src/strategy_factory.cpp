@@ -1,0 +1,31 @@
+#include "isatune/error.h"
+#include "isatune/tune/strategy.h"
+
+namespace isatune::tune {
+
+const std::vector<std::string>& strategy_names() {
+  static const std::vector<std::string> names = {"exhaustive", "random", "annealing",
+                                                 "genetic",    "ils",    "hybrid"};
+  return names;
+}
+
+std::unique_ptr<Strategy> make_strategy(const std::string& name) {
+  if (name == "exhaustive")
+    return make_exhaustive();
+  if (name == "random")
+    return make_random();
+  if (name == "annealing")
+    return make_annealing();
+  if (name == "genetic")
+    return make_genetic();
+  if (name == "ils")
+    return make_ils();
+  if (name == "hybrid")
+    return make_hybrid();
+  std::string known;
+  for (const auto& n : strategy_names())
+    known += (known.empty() ? "" : ", ") + n;
+  throw InputError("unknown strategy '" + name + "' (known: " + known + ")");
+}
+
+} // namespace isatune::tune
