@@ -33,6 +33,8 @@ else()
 endif()
 add_library(isatune_llvm INTERFACE)
 target_include_directories(isatune_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
+# llvm_compat.h: what differs between the LLVM versions above (asm/compat).
+target_include_directories(isatune_llvm INTERFACE ${CMAKE_CURRENT_LIST_DIR}/../asm/compat)
 target_compile_definitions(isatune_llvm INTERFACE ${LLVM_DEFINITIONS} ISATUNE_LLVM_MAJOR=${LLVM_VERSION_MAJOR}
   ISATUNE_LLVM_VERSION_STRING="${LLVM_PACKAGE_VERSION}" ISATUNE_LLVM_TOOLS_DIR="${LLVM_TOOLS_BINARY_DIR}")
 target_link_libraries(isatune_llvm INTERFACE ${ISATUNE_LLVM_LIBS})

@@ -18,7 +18,9 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include "isatune/cdna/target.h"
 #include "isatune/error.h"
+#include "llvm_compat.h"
 #include "ops.h"
 
 namespace isatune::codeobj::detail {
@@ -130,15 +132,18 @@ struct Mc {
 };
 
 void setup(Mc& mc, const std::string& cpu) {
+  // A CDNA target newer than the linked LLVM (gfx950 on LLVM 19): say which LLVM it needs.
+  if (const cdna::TargetInfo* info = cdna::find_target(cpu))
+    cdna::check_llvm_knows(*info, ISATUNE_LLVM_MAJOR, ISATUNE_LLVM_VERSION_STRING);
   codeobj::detail::init_amdgpu_target();
   llvm::Triple triple("amdgcn-amd-amdhsa");
   std::string error;
-  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(llvm_compat::triple_arg(triple), error);
   if (!t) throw UnavailableError("LLVM has no AMDGPU target: " + error);
-  mc.mri.reset(t->createMCRegInfo(triple));
+  mc.mri.reset(t->createMCRegInfo(llvm_compat::triple_arg(triple)));
   llvm::MCTargetOptions options;
-  mc.mai.reset(t->createMCAsmInfo(*mc.mri, triple, options));
-  mc.sti.reset(t->createMCSubtargetInfo(triple, cpu, ""));
+  mc.mai.reset(t->createMCAsmInfo(*mc.mri, llvm_compat::triple_arg(triple), options));
+  mc.sti.reset(t->createMCSubtargetInfo(llvm_compat::triple_arg(triple), cpu, ""));
   mc.mii.reset(t->createMCInstrInfo());
   if (!mc.mri || !mc.mai || !mc.sti || !mc.mii) throw UnavailableError("LLVM's AMDGPU MC layer is not available");
   mc.ctx = std::make_unique<llvm::MCContext>(triple, mc.mai.get(), mc.mri.get(), mc.sti.get());

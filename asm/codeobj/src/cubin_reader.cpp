@@ -111,9 +111,16 @@ Cubin Reader::read() {
   Cubin out;
   // ABI version 8 (ELFABIVERSION_CUDA_V2; ptxas 13.0 writes EI_OSABI 0x41) keeps the SM in bits 8..15 of
   // e_flags, older cubins in bits 0..7.
+#if ISATUNE_LLVM_MAJOR >= 22
   const bool v2 = hdr.e_ident[llvm::ELF::EI_ABIVERSION] >= llvm::ELF::ELFABIVERSION_CUDA_V2;
   out.sm = v2 ? (hdr.e_flags & llvm::ELF::EF_CUDA_SM_MASK) >> llvm::ELF::EF_CUDA_SM_OFFSET
               : hdr.e_flags & llvm::ELF::EF_CUDA_SM;
+#else
+  // Older LLVM lacks the V2 names; the same values as LLVM 22's ELF.h.
+  constexpr unsigned kAbiVersionCudaV2 = 8, kCudaSmMask = 0xff00, kCudaSmOffset = 8;
+  const bool v2 = hdr.e_ident[llvm::ELF::EI_ABIVERSION] >= kAbiVersionCudaV2;
+  out.sm = v2 ? (hdr.e_flags & kCudaSmMask) >> kCudaSmOffset : hdr.e_flags & llvm::ELF::EF_CUDA_SM;
+#endif
   if (out.sm == 0) fail("e_flags name no SM");
 
   auto secs = elf_->sections();

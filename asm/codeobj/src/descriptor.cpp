@@ -50,7 +50,12 @@ KernelDescriptor decode_kernel_descriptor(std::span<const uint8_t> b, uint32_t v
   d.ieee_mode = GET(r1, COMPUTE_PGM_RSRC1_GFX6_GFX11_ENABLE_IEEE_MODE);
 
   d.enable_private_segment = GET(r2, COMPUTE_PGM_RSRC2_ENABLE_PRIVATE_SEGMENT);
+#if ISATUNE_LLVM_MAJOR >= 21
   d.user_sgpr_count = GET(r2, COMPUTE_PGM_RSRC2_GFX6_GFX120_USER_SGPR_COUNT);
+#else
+  // Same field (bits 1..5); LLVM 21 renamed it when GFX12.5 moved it.
+  d.user_sgpr_count = GET(r2, COMPUTE_PGM_RSRC2_USER_SGPR_COUNT);
+#endif
   d.workgroup_id_x = GET(r2, COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_X);
   d.workgroup_id_y = GET(r2, COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Y);
   d.workgroup_id_z = GET(r2, COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Z);

@@ -19,7 +19,9 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include "internal.h"
+#include "isatune/cdna/target.h"
 #include "isatune/error.h"
+#include "llvm_compat.h"
 
 namespace isatune::codeobj {
 
@@ -86,15 +88,18 @@ std::vector<DisassembledInstruction> disassemble_bytes(std::string_view target, 
 
   llvm::Triple triple(kTriple);
   std::string error;
-  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(llvm_compat::triple_arg(triple), error);
   if (!t) throw UnavailableError("LLVM has no AMDGPU target: " + error);
-  std::unique_ptr<llvm::MCRegisterInfo> mri(t->createMCRegInfo(triple));
+  std::unique_ptr<llvm::MCRegisterInfo> mri(t->createMCRegInfo(llvm_compat::triple_arg(triple)));
   llvm::MCTargetOptions options;
-  std::unique_ptr<llvm::MCAsmInfo> mai(t->createMCAsmInfo(*mri, triple, options));
+  std::unique_ptr<llvm::MCAsmInfo> mai(t->createMCAsmInfo(*mri, llvm_compat::triple_arg(triple), options));
+  // A CDNA target newer than the linked LLVM (gfx950 on LLVM 19): say which LLVM it needs.
+  if (const cdna::TargetInfo* info = cdna::find_target(cpu))
+    cdna::check_llvm_knows(*info, ISATUNE_LLVM_MAJOR, ISATUNE_LLVM_VERSION_STRING);
   // Checked first: createMCSubtargetInfo would print a warning and carry on with a generic processor.
   if (llvm::AMDGPU::parseArchAMDGCN(cpu) == llvm::AMDGPU::GK_NONE)
     throw InputError("unknown AMD target '" + std::string(target) + "' for the disassembler");
-  std::unique_ptr<llvm::MCSubtargetInfo> sti(t->createMCSubtargetInfo(triple, cpu, features));
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(t->createMCSubtargetInfo(llvm_compat::triple_arg(triple), cpu, features));
   if (!sti)
     throw InputError("unknown AMD target '" + std::string(target) + "' for the disassembler");
   // LLVM's AMDGPU disassembler supports GFX8 (VI encoding) and later; for GFX6/GFX7 its constructor ends the

@@ -32,6 +32,7 @@
 #include <llvm/TargetParser/Triple.h>
 
 #include "internal.h"
+#include "llvm_compat.h"
 #include "isatune/error.h"
 #include "isatune/toolchain/llvm_mc.h"
 
@@ -94,9 +95,9 @@ const TargetObjects* target_objects(const llvm::Target* tgt, const llvm::Triple&
   auto objs = std::make_unique<TargetObjects>();
   objs->target = tgt;
   llvm::MCTargetOptions mc_options;
-  objs->mri.reset(tgt->createMCRegInfo(triple));
-  if (objs->mri) objs->mai.reset(tgt->createMCAsmInfo(*objs->mri, triple, mc_options));
-  objs->sti.reset(tgt->createMCSubtargetInfo(triple, target.isa, target.features));
+  objs->mri.reset(tgt->createMCRegInfo(llvm_compat::triple_arg(triple)));
+  if (objs->mri) objs->mai.reset(tgt->createMCAsmInfo(*objs->mri, llvm_compat::triple_arg(triple), mc_options));
+  objs->sti.reset(tgt->createMCSubtargetInfo(llvm_compat::triple_arg(triple), target.isa, target.features));
   objs->mii.reset(tgt->createMCInstrInfo());
   if (!objs->mri || !objs->mai || !objs->sti || !objs->mii) return nullptr;
   return cache.emplace(key, std::move(objs)).first->second.get();
@@ -119,11 +120,11 @@ std::vector<uint8_t> llvm_assemble_object(std::string_view text, const AssembleO
   static const llvm::Triple triple(kTriple);
   static const llvm::Target* const tgt = [] {
     std::string err;
-    return llvm::TargetRegistry::lookupTarget(triple, err);
+    return llvm::TargetRegistry::lookupTarget(llvm_compat::triple_arg(triple), err);
   }();
   if (!tgt) {
     std::string err;
-    llvm::TargetRegistry::lookupTarget(triple, err);
+    llvm::TargetRegistry::lookupTarget(llvm_compat::triple_arg(triple), err);
     throw UnavailableError("LLVM " + llvm_version() + " has no AMDGPU target: " + err);
   }
   const TargetObjects* objs = target_objects(tgt, triple, target);

@@ -10,6 +10,7 @@
 #include <llvm/TargetParser/Triple.h>
 
 #include "internal.h"
+#include "llvm_compat.h"
 #include "isatune/cdna/target.h"
 #include "isatune/error.h"
 #include "isatune/toolchain/llvm_mc.h"
@@ -44,9 +45,9 @@ const std::set<std::string, std::less<>>& known_processors() {
     std::set<std::string, std::less<>> out;
     llvm::Triple triple("amdgcn-amd-amdhsa");
     std::string err;
-    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
+    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(llvm_compat::triple_arg(triple), err);
     if (!target) return out;
-    std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(triple, "generic", ""));
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(llvm_compat::triple_arg(triple), "generic", ""));
     if (!sti) return out;
     for (const auto& p : sti->getAllProcessorDescriptions()) out.emplace(p.Key);
     return out;
@@ -66,7 +67,9 @@ ResolvedTarget resolve_target(std::string_view text) {
   if (isa.empty()) throw InputError("empty AMD target id '" + std::string(text) + "'");
 
   ResolvedTarget out;
-  if (cdna::find_target(isa)) {
+  if (const cdna::TargetInfo* info = cdna::find_target(isa)) {
+    // A CDNA target newer than the linked LLVM (gfx950 on LLVM 19): say which LLVM it needs.
+    cdna::check_llvm_knows(*info, ISATUNE_LLVM_MAJOR, llvm_version());
     cdna::TargetId id = cdna::parse_target_id(text); // throws InputError on bad features
     out.isa = id.isa();
     out.features = id.llvm_features();
