@@ -73,10 +73,19 @@ std::string unknown_word(std::span<const uint8_t> b) {
 // LLVM 22's AMDGPU decoder dereferences freed memory (segfault, also in llvm-mc --disassemble) for a MUBUF or
 // MTBUF instruction (bits 31:26 of the first dword 0b111000 / 0b111010) whose soffset (bits 63:56) is 0xff,
 // the literal-constant code these encodings do not allow. Such words are reported undecodable instead.
+// It also segfaults (also in llvm-mc --disassemble) on a VOP3P-encoded instruction (bits 31:23 0b110100111,
+// which includes the MFMAs) with a source operand of 255, the literal constant these encodings do not allow on
+// GFX9 (seen: 0xd3d94064 0x1800f8ff, an MFMA with a literal src0). Reported undecodable as well.
 bool crashes_llvm_decoder(llvm::ArrayRef<uint8_t> b) {
   if (b.size() < 8) return false;
   const uint32_t op = b[3] >> 2;
-  return (op == 0x38 || op == 0x3a) && b[7] == 0xff;
+  if ((op == 0x38 || op == 0x3a) && b[7] == 0xff) return true;
+  const uint32_t first = b[0] | b[1] << 8 | b[2] << 16 | uint32_t(b[3]) << 24;
+  const uint32_t second = b[4] | b[5] << 8 | b[6] << 16 | uint32_t(b[7]) << 24;
+  if ((first >> 23) != 0x1a7) return false;
+  for (int src = 0; src < 3; ++src)
+    if (((second >> (9 * src)) & 0x1ff) == 0xff) return true;
+  return false;
 }
 
 } // namespace
