@@ -1,8 +1,15 @@
 # Builds the seed corpus: the test kernels for gfx90a/gfx942/gfx950, linked (.hsaco) and relocatable (.o),
-# with and without metadata. Run as: cmake -DMC=... -DLLD=... -DSRC_DIR=... -DOUT=... -P make_seeds.cmake
+# with and without metadata. Run as: cmake -DMC=... -DLLD=... -DSRC_DIR=... -DFIXTURES_DIR=... -DOUT=... -P make_seeds.cmake
 file(MAKE_DIRECTORY ${OUT})
+# The vector add is the hand-written fixture (written for gfx942; its target string is replaced per target);
+# seed_mfma_lds.s is a template with @TARGET@.
 foreach(kernel vadd mfma_lds)
-  file(READ ${SRC_DIR}/seed_${kernel}.s _template)
+  if(kernel STREQUAL "vadd")
+    file(READ ${FIXTURES_DIR}/vector_add.s _template)
+    string(REPLACE "amdgcn-amd-amdhsa--gfx942" "@TARGET@" _template "${_template}")
+  else()
+    file(READ ${SRC_DIR}/seed_${kernel}.s _template)
+  endif()
   foreach(isa gfx90a gfx942 gfx950)
     set(_target "amdgcn-amd-amdhsa--${isa}:sramecc+:xnack-")
     string(REPLACE "@TARGET@" "${_target}" _source "${_template}")
