@@ -19,6 +19,7 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include "isatune/cdna/target.h"
+#include "isatune/codeobj/disassembler.h"
 #include "isatune/error.h"
 #include "llvm_compat.h"
 #include "ops.h"
@@ -157,12 +158,6 @@ void setup(Mc& mc, const std::string& cpu) {
     }
 }
 
-bool crashes_llvm_decoder(llvm::ArrayRef<uint8_t> b) {
-  if (b.size() < 8) return false;
-  const uint32_t op = b[3] >> 2;
-  return (op == 0x38 || op == 0x3a) && b[7] == 0xff;
-}
-
 void fill_hazard_view(Inst& in, const llvm::MCInstrDesc& desc, const Mc& mc) {
   for (int i = 0; i < in.ndst; ++i)
     if (auto r = range_of(in.dst[i]); r.count) in.writes.push_back(r);
@@ -207,7 +202,8 @@ Program decode_kernel(const CodeObject& code, const KernelInfo& kernel, cdna::Gf
   while (pc < bytes.size()) {
     llvm::MCInst mi;
     uint64_t isz = 0;
-    auto status = crashes_llvm_decoder(bytes.slice(pc)) ? llvm::MCDisassembler::Fail
+    auto status = codeobj::llvm_decoder_crashes_on(std::span<const uint8_t>(bytes.data() + pc, bytes.size() - pc))
+                      ? llvm::MCDisassembler::Fail
                                                         : mc.dis->getInstruction(mi, isz, bytes.slice(pc), pc, llvm::nulls());
     Inst in;
     in.addr = uint32_t(pc);

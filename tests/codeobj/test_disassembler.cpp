@@ -190,3 +190,22 @@ TEST(DisassembleBytes, LiteralCutOffAtTheEnd) {
   EXPECT_EQ(out[0].bytes.size(), 8u);
   EXPECT_EQ(out[0].text, "s_add_u32 s0, 0x12345678, s0");
 }
+
+// The words LLVM 22's decoder crashes on are recognised (the emulator's decoder relies on this too), and an
+// ordinary MFMA or buffer load is not.
+TEST(DisassembleBytes, KnowsTheWordsLlvmCrashesOn) {
+  using isatune::codeobj::llvm_decoder_crashes_on;
+  const std::vector<uint8_t> mfma_literal = {0x64, 0x40, 0xd9, 0xd3, 0xff, 0xf8, 0x00, 0x18};
+  const std::vector<uint8_t> mfma_vgprs = {0x00, 0x40, 0xa3, 0xd3, 0x00, 0xfe, 0x03, 0x04};
+  const std::vector<uint8_t> mubuf_literal_soffset = {0x00, 0x00, 0x50, 0xe0, 0x00, 0x01, 0x01, 0xff};
+  const std::vector<uint8_t> mubuf_sgpr_soffset = {0x00, 0x00, 0x50, 0xe0, 0x00, 0x01, 0x01, 0x08};
+  EXPECT_TRUE(llvm_decoder_crashes_on(mfma_literal));
+  EXPECT_FALSE(llvm_decoder_crashes_on(mfma_vgprs));
+  EXPECT_TRUE(llvm_decoder_crashes_on(mubuf_literal_soffset));
+  EXPECT_FALSE(llvm_decoder_crashes_on(mubuf_sgpr_soffset));
+  EXPECT_FALSE(llvm_decoder_crashes_on(std::span<const uint8_t>(mfma_literal).first(4))); // needs 8 bytes
+  // And decoding a literal-source MFMA reports it undecodable instead of crashing the process.
+  auto out = isatune::codeobj::disassemble_bytes("gfx942", mfma_literal);
+  ASSERT_FALSE(out.empty());
+  EXPECT_FALSE(out[0].valid);
+}

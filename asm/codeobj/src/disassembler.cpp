@@ -70,13 +70,15 @@ std::string unknown_word(std::span<const uint8_t> b) {
   return buf;
 }
 
+} // namespace
+
 // LLVM 22's AMDGPU decoder dereferences freed memory (segfault, also in llvm-mc --disassemble) for a MUBUF or
 // MTBUF instruction (bits 31:26 of the first dword 0b111000 / 0b111010) whose soffset (bits 63:56) is 0xff,
 // the literal-constant code these encodings do not allow. Such words are reported undecodable instead.
 // It also segfaults (also in llvm-mc --disassemble) on a VOP3P-encoded instruction (bits 31:23 0b110100111,
 // which includes the MFMAs) with a source operand of 255, the literal constant these encodings do not allow on
 // GFX9 (seen: 0xd3d94064 0x1800f8ff, an MFMA with a literal src0). Reported undecodable as well.
-bool crashes_llvm_decoder(llvm::ArrayRef<uint8_t> b) {
+bool llvm_decoder_crashes_on(std::span<const uint8_t> b) {
   if (b.size() < 8) return false;
   const uint32_t op = b[3] >> 2;
   if ((op == 0x38 || op == 0x3a) && b[7] == 0xff) return true;
@@ -87,8 +89,6 @@ bool crashes_llvm_decoder(llvm::ArrayRef<uint8_t> b) {
     if (((second >> (9 * src)) & 0x1ff) == 0xff) return true;
   return false;
 }
-
-} // namespace
 
 std::vector<DisassembledInstruction> disassemble_bytes(std::string_view target, std::span<const uint8_t> code) {
   detail::init_amdgpu_target();
@@ -135,7 +135,7 @@ std::vector<DisassembledInstruction> disassemble_bytes(std::string_view target, 
   while (pc < end) {
     llvm::MCInst inst;
     uint64_t size = 0;
-    auto status = crashes_llvm_decoder(bytes.slice(pc))
+    auto status = llvm_decoder_crashes_on(std::span<const uint8_t>(padded).subspan(pc))
                       ? llvm::MCDisassembler::Fail
                       : dis->getInstruction(inst, size, bytes.slice(pc), pc, llvm::nulls());
     DisassembledInstruction d;

@@ -17,6 +17,11 @@ struct DisassembledInstruction {
   bool valid = true;          // false when the bytes do not decode
 };
 
+// Whether LLVM 22's AMDGPU decoder is known to crash on the instruction starting at `bytes` (it needs the
+// next 8 bytes): MUBUF/MTBUF with soffset 0xff, and VOP3P (MFMA included) with a literal source. Callers of
+// LLVM's decoder (this disassembler, the emulator) report such words undecodable instead of decoding them.
+bool llvm_decoder_crashes_on(std::span<const uint8_t> bytes);
+
 // Decodes machine code for an AMD target id or ISA.
 std::vector<DisassembledInstruction> disassemble_bytes(std::string_view target, std::span<const uint8_t> code);
 // Decodes one kernel of a code object (from its entry to the end of its symbol).
