@@ -1,0 +1,381 @@
+// insert_waits: a forward dataflow over the kernel's basic blocks. The state at a point holds, per counter,
+// which registers still wait for a memory result and how many operations of that counter were issued after
+// it (so the wait can be the largest count that still covers it), and the recent producers with the wait
+// states issued since (for the rules of wait_state_rules.cpp). At a label the states of all predecessors are
+// merged conservatively: a register pending on any path stays pending with the smallest count seen, a
+// producer seen on any path stays with its shortest distance. The fixed point is reached by joining into the
+// block entry states until nothing changes; the insertions are then made from those states in one last walk.
+#include "isatune/cdna/waits.h"
+
+#include <algorithm>
+#include <array>
+#include <bitset>
+#include <optional>
+
+#include "wait_counters.h"
+#include "wait_state_rules.h"
+
+namespace isatune::cdna {
+namespace {
+
+using detail::kLgkmMax;
+using detail::kMaxWaitStates;
+using detail::kNone;
+using detail::kNumUnits;
+using detail::kVmMax;
+using detail::Queue;
+using detail::Units;
+using detail::units_of;
+
+struct Producer {
+  uint32_t stmt;    // index in the original body
+  uint8_t distance; // wait states issued since
+};
+
+// xnack soft clauses: consecutive loads of one kind (SMEM, VMEM) whose defs overlap uses of the group.
+enum ClauseKind { clause_smem, clause_vmem, clause_kinds };
+
+struct State {
+  bool reached = false;
+  Queue vm{kVmMax}, lgkm{kLgkmMax};
+  std::vector<Producer> window; // sorted by stmt
+  std::array<std::bitset<kNumUnits>, clause_kinds> clause_defs, clause_uses;
+
+  void advance(uint32_t ws) {
+    std::erase_if(window, [&](Producer& p) {
+      uint32_t d = p.distance + ws;
+      p.distance = static_cast<uint8_t>(std::min<uint32_t>(d, kMaxWaitStates));
+      return d >= kMaxWaitStates;
+    });
+  }
+  void end_clause() {
+    for (auto& b : clause_defs)
+      b.reset();
+    for (auto& b : clause_uses)
+      b.reset();
+  }
+  bool join(const State& o) {
+    if (!reached) {
+      *this = o;
+      reached = true;
+      return true;
+    }
+    bool changed = vm.join(o.vm);
+    changed |= lgkm.join(o.lgkm);
+    std::vector<Producer> merged;
+    size_t i = 0, j = 0;
+    while (i < window.size() || j < o.window.size()) {
+      if (j == o.window.size() || (i < window.size() && window[i].stmt < o.window[j].stmt)) {
+        merged.push_back(window[i++]);
+      } else if (i == window.size() || o.window[j].stmt < window[i].stmt) {
+        merged.push_back(o.window[j++]);
+        changed = true;
+      } else {
+        Producer p = window[i++];
+        if (o.window[j].distance < p.distance) {
+          p.distance = o.window[j].distance;
+          changed = true;
+        }
+        ++j;
+        merged.push_back(p);
+      }
+    }
+    window = std::move(merged);
+    for (int k = 0; k < clause_kinds; ++k) {
+      auto d = clause_defs[k] | o.clause_defs[k], u = clause_uses[k] | o.clause_uses[k];
+      changed |= d != clause_defs[k] || u != clause_uses[k];
+      clause_defs[k] = d, clause_uses[k] = u;
+    }
+    return changed;
+  }
+};
+
+void set_bits(std::bitset<kNumUnits>& b, const Reg& r) {
+  Units u = units_of(r);
+  for (uint16_t i = u.first; i < u.first + u.count && i < kNumUnits; ++i)
+    b.set(i);
+}
+
+struct Block {
+  size_t begin = 0, end = 0;
+  std::vector<size_t> succs;
+};
+
+class Pass {
+public:
+  explicit Pass(Kernel& k) : kernel_(k), body_(k.body), gfx_(k.target.info->gfx) {
+    xnack_ = k.target.xnack != FeatureState::off;
+    build_blocks();
+  }
+
+  WaitStats run() {
+    std::vector<State> in(blocks_.size());
+    if (!blocks_.empty())
+      in[0].reached = true;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t b = 0; b < blocks_.size(); ++b) {
+        if (!in[b].reached)
+          continue;
+        State out = walk(blocks_[b], in[b], nullptr);
+        for (size_t s : blocks_[b].succs)
+          changed |= in[s].join(out);
+      }
+    }
+    std::vector<Statement> out;
+    out.reserve(body_.size() + body_.size() / 4);
+    for (size_t b = 0; b < blocks_.size(); ++b)
+      walk(blocks_[b], in[b], &out);
+    kernel_.body = std::move(out);
+    return stats_;
+  }
+
+private:
+  Kernel& kernel_;
+  const std::vector<Statement> body_; // the original statements: producers are named by their index here
+  Gfx gfx_;
+  bool xnack_ = false;
+  std::vector<Block> blocks_;
+  WaitStats stats_;
+
+  void build_blocks() {
+    std::vector<size_t> block_of_label(kernel_.label_names.size() + 1, SIZE_MAX);
+    Block cur;
+    auto close = [&](size_t end) {
+      cur.end = end;
+      if (cur.end > cur.begin)
+        blocks_.push_back(cur);
+      cur = Block{end, end, {}};
+    };
+    for (size_t i = 0; i < body_.size(); ++i) {
+      if (const auto* l = std::get_if<LabelDef>(&body_[i])) {
+        close(i);
+        if (l->label.id >= block_of_label.size())
+          block_of_label.resize(l->label.id + 1, SIZE_MAX);
+        block_of_label[l->label.id] = blocks_.size();
+        continue;
+      }
+      auto c = std::get<Instruction>(body_[i]).category();
+      if (c == Category::branch || c == Category::endpgm)
+        close(i + 1);
+    }
+    close(body_.size());
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      const Statement& last = body_[blocks_[b].end - 1];
+      bool falls = true;
+      if (const auto* in = std::get_if<Instruction>(&last)) {
+        if (in->category() == Category::endpgm)
+          falls = false;
+        if (in->category() == Category::branch) {
+          Label t = in->branch_target();
+          if (t.valid() && t.id < block_of_label.size() && block_of_label[t.id] != SIZE_MAX)
+            blocks_[b].succs.push_back(block_of_label[t.id]);
+          falls = in->form().name != "s_branch";
+        }
+      }
+      if (falls && b + 1 < blocks_.size())
+        blocks_[b].succs.push_back(b + 1);
+    }
+  }
+
+  // Walks one block from its entry state; with `out`, appends the block's statements and insertions.
+  State walk(const Block& blk, State st, std::vector<Statement>* out) {
+    for (size_t i = blk.begin; i < blk.end; ++i) {
+      const auto* in = std::get_if<Instruction>(&body_[i]);
+      if (!in) {
+        if (out)
+          out->push_back(body_[i]);
+        continue;
+      }
+      step(*in, static_cast<uint32_t>(i), st, out);
+    }
+    return st;
+  }
+
+  // The s_waitcnt counts this instruction needs first (nullopt: none on that counter).
+  void memory_needs(const Instruction& in, const State& st, std::optional<uint8_t>& vm,
+                    std::optional<uint8_t>& lgkm) const {
+    auto need = [](std::optional<uint8_t>& w, uint8_t c) { w = w ? std::min(*w, c) : c; };
+    auto check = [&](const Reg& r, bool skip_vm, bool skip_lgkm) {
+      Units u = units_of(r);
+      for (uint16_t k = u.first; k < u.first + u.count && k < kNumUnits; ++k) {
+        if (!skip_vm && st.vm.after[k] != kNone)
+          need(vm, st.vm.count_for(st.vm.after[k]));
+        if (!skip_lgkm && st.lgkm.after[k] != kNone)
+          need(lgkm, st.lgkm.count_for(st.lgkm.after[k]));
+      }
+    };
+    for (const auto& r : in.uses()) // RAW
+      check(r, false, false);
+    // WAW. Results of one in-order counter land in issue order, so a later load of the same kind may target
+    // a register an earlier one has not yet written. SMEM completes out of order: it waits.
+    const bool vm_load = in.category() == Category::vmem_load && in.counter() == Counter::vm;
+    const bool ds_load = in.category() == Category::ds;
+    for (const auto& r : in.defs())
+      check(r, vm_load, ds_load && !r.is_scalar());
+    // s_barrier orders LDS traffic between waves only once this wave's LDS operations are complete.
+    if (in.category() == Category::barrier && st.lgkm.ds_newest != kNone)
+      need(lgkm, st.lgkm.count_for(st.lgkm.ds_newest));
+  }
+
+  int wait_state_deficit(const Instruction& in, const State& st) const {
+    int deficit = 0;
+    for (const auto& p : st.window) {
+      const Instruction& prod = std::get<Instruction>(body_[p.stmt]);
+      deficit = std::max(deficit, detail::wait_states_needed(prod, in) - int(p.distance));
+    }
+    // gfx90a: VALU writes a VGPR, a DGEMM issues, then a VMEM reads that VGPR: 2 wait states after the VALU.
+    if (gfx_ == Gfx::gfx90a &&
+        (in.category() == Category::vmem_load || in.category() == Category::vmem_store)) {
+      for (const auto& p : st.window) {
+        const Instruction& prod = std::get<Instruction>(body_[p.stmt]);
+        if (p.distance >= 2 || !detail::is_valu_like(prod))
+          continue;
+        bool dgemm_between = std::any_of(st.window.begin(), st.window.end(), [&](const Producer& q) {
+          const Instruction& m = std::get<Instruction>(body_[q.stmt]);
+          return q.distance < p.distance && m.category() == Category::mfma &&
+                 m.form().mfma_class == MfmaClass::f64;
+        });
+        bool reads = false;
+        for (const auto& d : prod.defs())
+          for (const auto& u : in.uses())
+            reads = reads || (d.file == RegFile::vgpr && d.overlaps(u));
+        if (dgemm_between && reads)
+          deficit = std::max(deficit, 2 - int(p.distance));
+      }
+    }
+    // xnack: a soft clause of loads must not have a def overlapping a use in the group; one wait state breaks
+    // it.
+    if (xnack_) {
+      int k = clause_of(in);
+      if (k >= 0 && st.clause_defs[k].any()) {
+        auto defs = st.clause_defs[k], uses = st.clause_uses[k];
+        for (const auto& r : in.defs())
+          set_bits(defs, r);
+        for (const auto& r : in.uses())
+          if (!r.overlaps(exec()))
+            set_bits(uses, r);
+        if ((defs & uses).any())
+          deficit = std::max(deficit, 1);
+      }
+    }
+    return deficit;
+  }
+
+  static int clause_of(const Instruction& in) {
+    if (in.category() == Category::smem)
+      return clause_smem;
+    if (in.category() == Category::vmem_load)
+      return clause_vmem;
+    return -1;
+  }
+
+  void apply_wait(State& st, std::optional<uint8_t> vm, std::optional<uint8_t> lgkm) {
+    if (vm)
+      st.vm.wait(*vm);
+    if (lgkm)
+      st.lgkm.wait(*lgkm);
+  }
+
+  // Any other instruction: issue, then every remembered producer is one wait state further away.
+  void issue(const Instruction& in, uint32_t idx, State& st) {
+    const Counter k = in.counter();
+    const bool load = in.category() == Category::vmem_load || in.category() == Category::ds ||
+                      in.category() == Category::smem;
+    auto push = [&](Queue& q, bool ooo) {
+      q.issue();
+      if (load)
+        for (const auto& r : in.defs()) {
+          Units u = units_of(r);
+          for (uint16_t i = u.first; i < u.first + u.count && i < kNumUnits; ++i)
+            q.after[i] = 0;
+        }
+      q.out_of_order = q.out_of_order || ooo;
+    };
+    if (k == Counter::vm || k == Counter::vm_lgkm)
+      push(st.vm, k == Counter::vm_lgkm);
+    if (k == Counter::lgkm || k == Counter::vm_lgkm) {
+      push(st.lgkm, k == Counter::vm_lgkm || in.category() == Category::smem);
+      if (in.category() == Category::ds)
+        st.lgkm.ds_newest = 0;
+    }
+    st.advance(1);
+    if (!in.defs().empty() || in.category() == Category::vmem_store) {
+      auto it = std::lower_bound(st.window.begin(), st.window.end(), idx,
+                                 [](const Producer& p, uint32_t s) { return p.stmt < s; });
+      if (it != st.window.end() && it->stmt == idx)
+        it->distance = 0; // a loop brought it round again
+      else
+        st.window.insert(it, Producer{idx, 0});
+    }
+    int c = clause_of(in);
+    for (int k2 = 0; k2 < clause_kinds; ++k2)
+      if (k2 != c) {
+        st.clause_defs[k2].reset();
+        st.clause_uses[k2].reset();
+      }
+    if (c >= 0) {
+      for (const auto& r : in.defs())
+        set_bits(st.clause_defs[c], r);
+      for (const auto& r : in.uses())
+        if (!r.overlaps(exec()))
+          set_bits(st.clause_uses[c], r);
+    }
+  }
+
+  void step(const Instruction& in, uint32_t idx, State& st, std::vector<Statement>* out) {
+    const Category cat = in.category();
+    if (cat == Category::waitcnt) {
+      apply_wait(st, in.modifiers().vmcnt, in.modifiers().lgkmcnt);
+      st.advance(1);
+      st.end_clause();
+      if (out)
+        out->push_back(in);
+      return;
+    }
+    if (cat == Category::nop) {
+      const auto& op = in.operands()[0];
+      st.advance(static_cast<uint32_t>(op.imm & 0xf) + 1);
+      st.end_clause();
+      if (out)
+        out->push_back(in);
+      return;
+    }
+    std::optional<uint8_t> vm, lgkm;
+    memory_needs(in, st, vm, lgkm);
+    if (vm || lgkm) {
+      apply_wait(st, vm, lgkm);
+      st.advance(1);
+      st.end_clause();
+      if (out) {
+        Modifiers m;
+        m.vmcnt = vm;
+        m.lgkmcnt = lgkm;
+        out->push_back(make_instruction(gfx_, "s_waitcnt", {}, m));
+        ++stats_.waitcnts_inserted;
+      }
+    }
+    for (int deficit = wait_state_deficit(in, st); deficit > 0;) {
+      int n = std::min(deficit, 16); // s_nop 15 = 16 wait states at most
+      st.advance(static_cast<uint32_t>(n));
+      st.end_clause();
+      deficit -= n;
+      if (out) {
+        out->push_back(make_instruction(gfx_, "s_nop", {n - 1}));
+        ++stats_.nops_inserted;
+        stats_.nop_states += static_cast<uint32_t>(n);
+      }
+    }
+    issue(in, idx, st);
+    if (out)
+      out->push_back(in);
+  }
+};
+
+} // namespace
+
+WaitStats insert_waits(Kernel& kernel) {
+  return Pass(kernel).run();
+}
+
+} // namespace isatune::cdna
