@@ -3,6 +3,7 @@
 // target description objects that LLVM only ever reads (MCRegisterInfo, MCAsmInfo, MCInstrInfo, MCSubtargetInfo)
 // are built once per (ISA, features) and shared: LLVM's MC layer takes them by const reference or pointer, and
 // the AMDGPU parser changes subtarget features only on a copy it makes in the MCContext (copySTI).
+// Callers may add directives to the parser before it runs (detail::mc_assemble): the kernel fast path does.
 // Diagnostics are collected through handlers on the SourceMgr (parser errors) and the MCContext (errors found
 // while laying out and writing the object); nothing is printed.
 #include <map>
@@ -32,6 +33,7 @@
 #include <llvm/TargetParser/Triple.h>
 
 #include "internal.h"
+#include "llvm_mc_internal.h"
 #include "llvm_compat.h"
 #include "isatune/error.h"
 #include "isatune/toolchain/llvm_mc.h"
@@ -74,26 +76,18 @@ struct DiagCollector {
   }
 };
 
-// The read-only LLVM objects for one (ISA, features) pair.
-struct TargetObjects {
-  const llvm::Target* target = nullptr;
-  std::unique_ptr<const llvm::MCRegisterInfo> mri;
-  std::unique_ptr<const llvm::MCAsmInfo> mai;
-  std::unique_ptr<const llvm::MCSubtargetInfo> sti;
-  std::unique_ptr<const llvm::MCInstrInfo> mii;
-};
-
 // Built on first use, kept for the life of the process (one entry per target a program assembles for).
 // Returns nullptr when LLVM cannot create them; the caller reports that.
-const TargetObjects* target_objects(const llvm::Target* tgt, const llvm::Triple& triple,
-                                    const detail::ResolvedTarget& target) {
+const detail::McTarget* target_objects(const llvm::Target* tgt, const llvm::Triple& triple,
+                                       const detail::ResolvedTarget& target) {
   static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<TargetObjects>, std::less<>> cache;
+  static std::map<std::string, std::unique_ptr<detail::McTarget>, std::less<>> cache;
   const std::string key = target.isa + '\n' + target.features;
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = cache.find(key); it != cache.end()) return it->second.get();
-  auto objs = std::make_unique<TargetObjects>();
+  auto objs = std::make_unique<detail::McTarget>();
   objs->target = tgt;
+  objs->triple = triple;
   llvm::MCTargetOptions mc_options;
   objs->mri.reset(tgt->createMCRegInfo(llvm_compat::triple_arg(triple)));
   if (objs->mri) objs->mai.reset(tgt->createMCAsmInfo(*objs->mri, llvm_compat::triple_arg(triple), mc_options));
@@ -112,11 +106,7 @@ const TargetObjects* target_objects(const llvm::Target* tgt, const llvm::Triple&
 
 } // namespace
 
-std::vector<uint8_t> llvm_assemble_object(std::string_view text, const AssembleOptions& options,
-                                          std::vector<Diagnostic>* warnings) {
-  detail::init_llvm_amdgpu();
-  const detail::ResolvedTarget target = detail::resolve_target(options.target);
-
+const detail::McTarget& detail::mc_target(const ResolvedTarget& target, const std::string& file) {
   static const llvm::Triple triple(kTriple);
   static const llvm::Target* const tgt = [] {
     std::string err;
@@ -127,12 +117,27 @@ std::vector<uint8_t> llvm_assemble_object(std::string_view text, const AssembleO
     llvm::TargetRegistry::lookupTarget(llvm_compat::triple_arg(triple), err);
     throw UnavailableError("LLVM " + llvm_version() + " has no AMDGPU target: " + err);
   }
-  const TargetObjects* objs = target_objects(tgt, triple, target);
-  if (!objs) fail(options.file_name, "cannot create the LLVM MC objects for " + target.isa);
-  const llvm::MCRegisterInfo& mri = *objs->mri;
-  const llvm::MCAsmInfo& mai = *objs->mai;
-  const llvm::MCSubtargetInfo& sti = *objs->sti;
-  const llvm::MCInstrInfo& mii = *objs->mii;
+  const McTarget* objs = target_objects(tgt, triple, target);
+  if (!objs) fail(file, "cannot create the LLVM MC objects for " + target.isa);
+  return *objs;
+}
+
+std::vector<uint8_t> llvm_assemble_object(std::string_view text, const AssembleOptions& options,
+                                          std::vector<Diagnostic>* warnings) {
+  return detail::mc_assemble(text, options, warnings, [](llvm::MCAsmParser&) {});
+}
+
+std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOptions& options,
+                                         std::vector<Diagnostic>* warnings, ParserHook hook) {
+  detail::init_llvm_amdgpu();
+  const detail::ResolvedTarget target = detail::resolve_target(options.target);
+  const McTarget& objs = mc_target(target, options.file_name);
+  const llvm::Target* tgt = objs.target;
+  const llvm::Triple& triple = objs.triple;
+  const llvm::MCRegisterInfo& mri = *objs.mri;
+  const llvm::MCAsmInfo& mai = *objs.mai;
+  const llvm::MCSubtargetInfo& sti = *objs.sti;
+  const llvm::MCInstrInfo& mii = *objs.mii;
 
   DiagCollector collector;
   collector.file = options.file_name;
@@ -168,6 +173,7 @@ std::vector<uint8_t> llvm_assemble_object(std::string_view text, const AssembleO
       tgt->createMCAsmParser(sti, *parser, mii, mc_options));
   if (!target_parser) fail(options.file_name, "LLVM " + llvm_version() + " has no AMDGPU assembly parser");
   parser->setTargetParser(*target_parser);
+  hook(*parser);
 
   const bool failed = parser->Run(/*NoInitialTextSection=*/false);
   if (failed || ctx.hadError() || collector.has_error()) {

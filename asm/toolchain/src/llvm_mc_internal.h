@@ -1,0 +1,47 @@
+#pragma once
+// Internal to isatune_toolchain: the LLVM MC pieces the text path (llvm_mc_assemble.cpp) and the kernel fast
+// path (kernel_assembler.cpp, mc_instruction_templates.cpp) share. Includes LLVM headers: not installed.
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include <llvm/ADT/STLFunctionalExtras.h>
+#include <llvm/MC/MCAsmInfo.h>
+#include <llvm/MC/MCInstrInfo.h>
+#include <llvm/MC/MCRegisterInfo.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include "internal.h"
+#include "isatune/toolchain/assembler.h"
+
+namespace llvm {
+class MCAsmParser;
+}
+
+namespace isatune::toolchain::detail {
+
+// The read-only LLVM objects for one (ISA, features) pair, built once and shared by all threads: LLVM's MC
+// layer takes them by const reference or pointer.
+struct McTarget {
+  const llvm::Target* target = nullptr;
+  llvm::Triple triple;
+  std::unique_ptr<const llvm::MCRegisterInfo> mri;
+  std::unique_ptr<const llvm::MCAsmInfo> mai;
+  std::unique_ptr<const llvm::MCSubtargetInfo> sti;
+  std::unique_ptr<const llvm::MCInstrInfo> mii;
+};
+
+// Throws UnavailableError (no AMDGPU target) or AssemblyError naming `file` when LLVM cannot build them.
+const McTarget& mc_target(const ResolvedTarget& target, const std::string& file);
+
+// Called once the parser is set up and before it runs: lets a caller add directives (MCAsmParserExtension).
+using ParserHook = llvm::function_ref<void(llvm::MCAsmParser&)>;
+
+// Assembly text -> relocatable ELF object (llvm_assemble_object with a hook). Throws like it.
+std::vector<uint8_t> mc_assemble(std::string_view text, const AssembleOptions& options,
+                                 std::vector<Diagnostic>* warnings, ParserHook hook);
+
+} // namespace isatune::toolchain::detail
