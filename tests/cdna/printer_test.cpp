@@ -2,12 +2,15 @@
 // object back; and a vector-add kernel written with the builder for every target.
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include "isatune/cdna/builder.h"
 #include "isatune/cdna/printer.h"
 #include "isatune/codeobj/disassembler.h"
 #include "isatune/codeobj/reader.h"
 #include "isatune/error.h"
 #include "isatune/toolchain/assembler.h"
+#include "llvm_skip.h"
 
 using namespace isatune;
 using namespace isatune::cdna;
@@ -20,7 +23,7 @@ Kernel vadd(const std::string& target) {
   uint32_t a_off = b.add_arg("a", 8, 8, ArgKind::global_buffer, "read_only");
   b.add_arg("b", 8, 8, ArgKind::global_buffer, "read_only");
   uint32_t c_off = b.add_arg("c", 8, 8, ArgKind::global_buffer, "write_only");
-  uint32_t n_off = b.add_arg("n", 4, 4, ArgKind::by_value); // "n" is a YAML bool unless quoted
+  uint32_t n_off = b.add_arg("n", 4, 4, ArgKind::by_value); // "n" is a YAML 1.1 bool unless tagged !str
   // First fit: s[4:7], s[8:9], then s3 (the hole after the workgroup id in s2), s[10:11].
   Reg ab = b.alloc_s(4), c = b.alloc_s(2), count = b.alloc_s(1);
   Reg tid = b.workitem_ids(), gid = b.alloc_v(1), addr = b.alloc_v(1), x = b.alloc_v(1), y = b.alloc_v(1);
@@ -68,92 +71,142 @@ TEST(Printer, VaddTextLayout) {
         "  s_cbranch_execz .Lend\n", ".Lend:\n", "  global_load_dword v4, v2, s[6:7]\n",
         ".p2alignl 6, 0xbf800000\n.fill 256, 4, 0xbf800000\n.rodata\n.p2align 6\n",
         "  .amdhsa_next_free_vgpr 5\n", "  .amdhsa_next_free_sgpr 12\n", "  .amdhsa_accum_offset 8\n",
-        "  .amdhsa_kernarg_size 28\n", "      - .name: \"n\"\n", "    .sgpr_count: 18\n",
+        "  .amdhsa_kernarg_size 28\n", "  - .name: !str \"vadd\"\n", "    .symbol: !str \"vadd.kd\"\n",
+        "amdhsa.target: !str \"amdgcn-amd-amdhsa--gfx942\"\n", "      - .name: !str \"n\"\n", "    .sgpr_count: 18\n",
         "    .vgpr_count: 5\n", ".end_amdgpu_metadata\n"})
     EXPECT_NE(t.find(line), std::string::npos) << "missing: " << line << "\n" << t;
 }
 
-TEST(Printer, VaddAssemblesOnEveryTarget) {
-  for (const char* target : {"gfx90a", "gfx942", "gfx950", "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-"}) {
-    SCOPED_TRACE(target);
-    Kernel k = vadd(target);
-    auto out = assemble(print(k), target);
-    ASSERT_EQ(out.code.kernels.size(), 1u);
-    const KernelInfo& ki = out.code.kernels[0];
-    EXPECT_EQ(ki.name, "vadd");
-    EXPECT_EQ(ki.kernarg_size, 28u);
-    ASSERT_EQ(ki.args.size(), 4u);
-    EXPECT_EQ(ki.args[3].name, "n");
-    EXPECT_EQ(ki.args[3].offset, 24u);
-    EXPECT_EQ(ki.args[2].access, "write_only");
-    EXPECT_EQ(ki.sgprs, k.sgpr_count());
-    EXPECT_EQ(ki.vgprs, 5u);
-    auto dis = codeobj::disassemble_kernel(out.code, ki);
-    size_t n = 0;
-    for (const auto& st : k.body)
-      n += std::holds_alternative<Instruction>(st);
-    ASSERT_GE(dis.size(), n);
-    EXPECT_EQ(dis[n - 1].text, "s_endpgm");
+class PrinterOnTarget : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(PrinterOnTarget, VaddAssembles) {
+  const char* target = GetParam();
+  ISATUNE_SKIP_IF_LLVM_LACKS(target);
+  Kernel k = vadd(target);
+  auto out = assemble(print(k), target);
+  ASSERT_EQ(out.code.kernels.size(), 1u);
+  const KernelInfo& ki = out.code.kernels[0];
+  EXPECT_EQ(ki.name, "vadd");
+  EXPECT_EQ(ki.kernarg_size, 28u);
+  ASSERT_EQ(ki.args.size(), 4u);
+  EXPECT_EQ(ki.args[3].name, "n");
+  EXPECT_EQ(ki.args[3].offset, 24u);
+  EXPECT_EQ(ki.args[2].access, "write_only");
+  EXPECT_EQ(ki.sgprs, k.sgpr_count());
+  EXPECT_EQ(ki.vgprs, 5u);
+  auto dis = codeobj::disassemble_kernel(out.code, ki);
+  size_t n = 0;
+  for (const auto& st : k.body)
+    n += std::holds_alternative<Instruction>(st);
+  ASSERT_GE(dis.size(), n);
+  EXPECT_EQ(dis[n - 1].text, "s_endpgm");
+}
+
+TEST_P(PrinterOnTarget, DescriptorMatchesBuilder) {
+  const char* target = GetParam();
+  ISATUNE_SKIP_IF_LLVM_LACKS(target);
+  EntryOptions e;
+  e.workgroup_id_y = true;
+  e.workitem_id_dims = 2;
+  Builder b(parse_target_id(target), "desc", e);
+  b.add_arg("out", 8, 8, ArgKind::global_buffer, "write_only");
+  b.add_arg("y", 4, 4, ArgKind::by_value);
+  b.set_lds_bytes(4096);
+  b.set_workgroup_size(512);
+  b.float_modes().denorm_32 = 0;
+  Reg acc = b.reserve(a(96, 5)); // AGPRs a96..a100 -> 101 AGPRs
+  Reg src = b.reserve(v(20));    // arch VGPRs v0..v20 -> 21
+  Reg sx = b.reserve(s(40));     // next_free_sgpr 41
+  b.emit("v_accvgpr_write_b32", {acc.sub(4), src});
+  b.emit("s_mov_b32", {sx, 0});
+  b.s_endpgm();
+  Kernel k = b.finish();
+  EXPECT_EQ(k.arch_vgprs, 21u);
+  EXPECT_EQ(k.accum_offset(), 24u);
+  EXPECT_EQ(k.agprs, 101u);
+  EXPECT_EQ(k.vgpr_total(), 125u);
+  EXPECT_EQ(k.next_free_sgpr, 41u);
+  std::string text = print(k);
+  auto out = assemble(text, target);
+  CodeObject co = codeobj::read_code_object(out.code.bytes, target);
+  ASSERT_EQ(co.kernels.size(), 1u);
+  const KernelInfo& ki = co.kernels[0];
+  ASSERT_TRUE(ki.descriptor.has_value());
+  const KernelDescriptor& d = *ki.descriptor;
+  EXPECT_EQ(d.accum_offset, k.accum_offset());
+  EXPECT_EQ(d.vgpr_blocks, (k.vgpr_total() + 7) / 8 - 1);
+  // LLVM encodes SGPRs in granules of 8 (getSGPREncodingGranule): 47 -> 5, not 2 * (ceil(47 / 16) - 1) = 4.
+  EXPECT_EQ(d.sgpr_blocks, (k.sgpr_count() + 7) / 8 - 1);
+  EXPECT_EQ(d.group_segment_fixed_size, 4096u);
+  EXPECT_EQ(d.kernarg_size, 12u);
+  EXPECT_EQ(d.user_sgpr_count, 2u);
+  EXPECT_TRUE(d.user_sgpr_kernarg_segment_ptr);
+  EXPECT_TRUE(d.workgroup_id_x);
+  EXPECT_TRUE(d.workgroup_id_y);
+  EXPECT_FALSE(d.workgroup_id_z);
+  EXPECT_EQ(d.workitem_id_vgprs, 1u);
+  EXPECT_EQ(d.float_denorm_mode_32, 0u);
+  EXPECT_EQ(d.float_denorm_mode_16_64, 3u);
+  EXPECT_TRUE(d.ieee_mode);
+  EXPECT_TRUE(d.dx10_clamp);
+  EXPECT_EQ(ki.vgprs, k.vgpr_total());
+  EXPECT_EQ(ki.agprs, 101u);
+  EXPECT_EQ(ki.sgprs, k.sgpr_count());
+  EXPECT_EQ(ki.lds_bytes, 4096u);
+  EXPECT_EQ(ki.max_workgroup_size, 512u);
+  EXPECT_EQ(ki.wave_size, 64u);
+  ASSERT_EQ(ki.args.size(), 2u);
+  EXPECT_EQ(ki.args[1].name, "y");
+  EXPECT_EQ(ki.args[1].offset, 8u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, PrinterOnTarget,
+                         ::testing::Values("gfx90a", "gfx942", "gfx950", "gfx90a:xnack-",
+                                           "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-"),
+                         [](const auto& info) {
+                           std::string name;
+                           for (const char* c = info.param; *c; ++c)
+                             name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+                           return name;
+                         });
+
+// Names that YAML reads as something else unless tagged: YAML 1.1 booleans (LLVM 19's reading of y, n, on, off,
+// yes, no), true and false, numbers, null. The metadata keeps each one a string, on every LLVM.
+TEST(Printer, MetadataNamesStayStrings) {
+  const std::vector<std::string> names = {"y",  "n",   "yes", "no",   "on", "off", "Y",      "NO",         "true",
+                                          "false", "null", "~", "1e3", "12", "0x10", "-1.5", "a b: #c, [d]", "x"};
+  for (const char* kernel : {"y", "on", "off", "true", "no", "k1e3"}) {
+    SCOPED_TRACE(kernel);
+    Builder b(parse_target_id("gfx942"), kernel);
+    for (const auto& n : names)
+      b.add_arg(n, 4, 4, ArgKind::by_value);
+    b.s_endpgm();
+    std::string text = print(b.finish());
+    EXPECT_NE(text.find("  - .name: !str \"" + std::string(kernel) + "\"\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("      - .name: !str \"y\"\n"), std::string::npos) << text;
+    toolchain::Assembled out;
+    try {
+      out = assemble(text, "gfx942");
+    } catch (const Error& e) {
+      FAIL() << e.what() << "\n" << text;
+    }
+    CodeObject co = codeobj::read_code_object(out.code.bytes, "gfx942");
+    ASSERT_EQ(co.kernels.size(), 1u);
+    EXPECT_EQ(co.kernels[0].name, kernel);
+    EXPECT_EQ(co.kernels[0].symbol, std::string(kernel) + ".kd");
+    ASSERT_EQ(co.kernels[0].args.size(), names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      EXPECT_EQ(co.kernels[0].args[i].name, names[i]);
+      EXPECT_EQ(co.kernels[0].args[i].offset, 4 * i);
+    }
   }
 }
 
-TEST(Printer, DescriptorMatchesBuilder) {
-  for (const char* target : {"gfx90a", "gfx942", "gfx950", "gfx90a:xnack-"}) {
-    SCOPED_TRACE(target);
-    EntryOptions e;
-    e.workgroup_id_y = true;
-    e.workitem_id_dims = 2;
-    Builder b(parse_target_id(target), "desc", e);
-    b.add_arg("out", 8, 8, ArgKind::global_buffer, "write_only");
-    b.add_arg("y", 4, 4, ArgKind::by_value);
-    b.set_lds_bytes(4096);
-    b.set_workgroup_size(512);
-    b.float_modes().denorm_32 = 0;
-    Reg acc = b.reserve(a(96, 5)); // AGPRs a96..a100 -> 101 AGPRs
-    Reg src = b.reserve(v(20));    // arch VGPRs v0..v20 -> 21
-    Reg sx = b.reserve(s(40));     // next_free_sgpr 41
-    b.emit("v_accvgpr_write_b32", {acc.sub(4), src});
-    b.emit("s_mov_b32", {sx, 0});
-    b.s_endpgm();
-    Kernel k = b.finish();
-    EXPECT_EQ(k.arch_vgprs, 21u);
-    EXPECT_EQ(k.accum_offset(), 24u);
-    EXPECT_EQ(k.agprs, 101u);
-    EXPECT_EQ(k.vgpr_total(), 125u);
-    EXPECT_EQ(k.next_free_sgpr, 41u);
-    std::string text = print(k);
-    auto out = assemble(text, target);
-    CodeObject co = codeobj::read_code_object(out.code.bytes, target);
-    ASSERT_EQ(co.kernels.size(), 1u);
-    const KernelInfo& ki = co.kernels[0];
-    ASSERT_TRUE(ki.descriptor.has_value());
-    const KernelDescriptor& d = *ki.descriptor;
-    EXPECT_EQ(d.accum_offset, k.accum_offset());
-    EXPECT_EQ(d.vgpr_blocks, (k.vgpr_total() + 7) / 8 - 1);
-    // LLVM encodes SGPRs in granules of 8 (getSGPREncodingGranule): 47 -> 5, not 2 * (ceil(47 / 16) - 1) = 4.
-    EXPECT_EQ(d.sgpr_blocks, (k.sgpr_count() + 7) / 8 - 1);
-    EXPECT_EQ(d.group_segment_fixed_size, 4096u);
-    EXPECT_EQ(d.kernarg_size, 12u);
-    EXPECT_EQ(d.user_sgpr_count, 2u);
-    EXPECT_TRUE(d.user_sgpr_kernarg_segment_ptr);
-    EXPECT_TRUE(d.workgroup_id_x);
-    EXPECT_TRUE(d.workgroup_id_y);
-    EXPECT_FALSE(d.workgroup_id_z);
-    EXPECT_EQ(d.workitem_id_vgprs, 1u);
-    EXPECT_EQ(d.float_denorm_mode_32, 0u);
-    EXPECT_EQ(d.float_denorm_mode_16_64, 3u);
-    EXPECT_TRUE(d.ieee_mode);
-    EXPECT_TRUE(d.dx10_clamp);
-    EXPECT_EQ(ki.vgprs, k.vgpr_total());
-    EXPECT_EQ(ki.agprs, 101u);
-    EXPECT_EQ(ki.sgprs, k.sgpr_count());
-    EXPECT_EQ(ki.lds_bytes, 4096u);
-    EXPECT_EQ(ki.max_workgroup_size, 512u);
-    EXPECT_EQ(ki.wave_size, 64u);
-    ASSERT_EQ(ki.args.size(), 2u);
-    EXPECT_EQ(ki.args[1].name, "y");
-    EXPECT_EQ(ki.args[1].offset, 8u);
-  }
+TEST(Printer, RefusesQuoteInName) {
+  Builder b(parse_target_id("gfx942"), "k");
+  b.add_arg("a\"b", 4, 4, ArgKind::by_value);
+  b.s_endpgm();
+  EXPECT_THROW(print(b.finish()), InputError);
 }
 
 TEST(Printer, SgprCountAddsTargetExtras) {

@@ -8,6 +8,7 @@
 #include "isatune/codeobj/reader.h"
 #include "kernels.h"
 #include "llvm_programs.h"
+#include "llvm_skip.h"
 
 using namespace isatune;
 using namespace isatune::codeobj;
@@ -109,33 +110,34 @@ TEST(Occupancy, TooLargeToRun) {
   EXPECT_EQ(o.waves_per_simd, 0u);
 }
 
-TEST(Occupancy, FromCodeObject) {
+class OccupancyFromCodeObject : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(OccupancyFromCodeObject, MfmaLdsKernel) {
   using namespace isatune::codeobj::test;
   if (auto why = missing_programs(); !why.empty()) GTEST_SKIP() << why;
-  for (const char* isa : {"gfx90a", "gfx942", "gfx950"}) {
-    std::string src = kMfmaLdsSource, error;
-    replace_all(src, "@TARGET@", std::string("amdgcn-amd-amdhsa--") + isa + ":sramecc+:xnack-");
-    std::string path = build_code_object(std::string("occ_") + isa, src, isa, "+sramecc,-xnack,+tgsplit", error);
-    ASSERT_FALSE(path.empty()) << error;
-    CodeObject co = read_code_object_file(path);
-    ASSERT_EQ(co.kernels.size(), 1u);
-    // 125 VGPRs -> 4; 101 SGPRs -> 7; 16 KiB LDS with 1024 threads: gfx942 4 WGs -> 2 WGs (wave slots) -> 8.
-    Occupancy o = amd_occupancy(co, co.kernels[0]);
-    EXPECT_EQ(o.by_vgprs, 4u) << isa;
-    EXPECT_EQ(o.by_sgprs, 7u) << isa;
-    EXPECT_EQ(o.by_lds, 8u) << isa;
-    EXPECT_EQ(o.waves_per_simd, 4u) << isa;
-    EXPECT_EQ(o.limiter, "vgprs") << isa;
-    // A 64-thread workgroup: 16 KiB LDS allows 4 (gfx90a/942) or 10 (gfx950) WGs -> 1 or 2 waves per SIMD.
-    o = amd_occupancy(co, co.kernels[0], 64);
-    EXPECT_EQ(o.waves_per_simd, std::string(isa) == "gfx950" ? 2u : 1u) << isa;
-    EXPECT_EQ(o.limiter, "lds") << isa;
-  }
+  const char* isa = GetParam();
+  ISATUNE_SKIP_IF_LLVM_LACKS(isa);
+  std::string src = kMfmaLdsSource, error;
+  replace_all(src, "@TARGET@", std::string("amdgcn-amd-amdhsa--") + isa + ":sramecc+:xnack-");
+  std::string path = build_code_object(std::string("occ_") + isa, src, isa, "+sramecc,-xnack,+tgsplit", error);
+  ASSERT_FALSE(path.empty()) << error;
+  CodeObject co = read_code_object_file(path);
+  ASSERT_EQ(co.kernels.size(), 1u);
+  // 125 VGPRs -> 4; 101 SGPRs -> 7; 16 KiB LDS with 1024 threads: gfx942 4 WGs -> 2 WGs (wave slots) -> 8.
+  Occupancy o = amd_occupancy(co, co.kernels[0]);
+  EXPECT_EQ(o.by_vgprs, 4u) << isa;
+  EXPECT_EQ(o.by_sgprs, 7u) << isa;
+  EXPECT_EQ(o.by_lds, 8u) << isa;
+  EXPECT_EQ(o.waves_per_simd, 4u) << isa;
+  EXPECT_EQ(o.limiter, "vgprs") << isa;
+  // A 64-thread workgroup: 16 KiB LDS allows 4 (gfx90a/942) or 10 (gfx950) WGs -> 1 or 2 waves per SIMD.
+  o = amd_occupancy(co, co.kernels[0], 64);
+  EXPECT_EQ(o.waves_per_simd, std::string(isa) == "gfx950" ? 2u : 1u) << isa;
+  EXPECT_EQ(o.limiter, "lds") << isa;
 }
 
-// The VGPR and SGPR limits against LLVM's own formula: llvm-mc 22 evaluates the AMDGPU `occupancy()` MC
-// expression, occupancy(MaxWaves, VGPRGranule, TotalVGPRs, Generation, InitOcc, NumSGPRs, NumVGPRs), with
-// Generation 8 = GFX9. Other LLVM versions changed the argument list: the test skips when the output differs.
+INSTANTIATE_TEST_SUITE_P(Targets, OccupancyFromCodeObject, ::testing::Values("gfx90a", "gfx942", "gfx950"));
+
 TEST(Occupancy, MatchesLlvmOccupancyExpression) {
   using namespace isatune::codeobj::test;
   if (llvm_program("llvm-mc").empty()) GTEST_SKIP() << "llvm-mc not found";

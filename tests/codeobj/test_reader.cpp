@@ -6,6 +6,7 @@
 #include "isatune/codeobj/reader.h"
 #include "kernels.h"
 #include "llvm_programs.h"
+#include "llvm_skip.h"
 
 using namespace isatune;
 using namespace isatune::codeobj;
@@ -45,6 +46,7 @@ class Reader : public ::testing::TestWithParam<int> {
 protected:
   void SetUp() override {
     if (auto why = missing_programs(); !why.empty()) GTEST_SKIP() << why;
+    ISATUNE_SKIP_IF_LLVM_LACKS(kCases[GetParam()].isa);
   }
 };
 

@@ -12,6 +12,7 @@
 
 #include "isatune/emu/emulator.h"
 #include "isatune/toolchain/assembler.h"
+#include "llvm_skip.h"
 
 using namespace isatune;
 using namespace isatune::emu;
@@ -232,13 +233,31 @@ void run_mfma(const std::string& target, const std::string& fixture, const std::
 }
 } // namespace
 
-TEST(Emu, MfmaTilesPerTarget) {
+class EmuMfma : public ::testing::TestWithParam<const char*> {
+protected:
+  void SetUp() override { ISATUNE_SKIP_IF_LLVM_LACKS(GetParam()); }
+};
+
+TEST_P(EmuMfma, TilesPerTarget) {
   uint32_t seed = fresh_seed();
-  for (const char* t : {"gfx90a", "gfx942", "gfx950"}) {
-    run_mfma(t, "mfma_tile.s", "mfma_tile", 32, 8, true, seed);
-    run_mfma(t, "emu/mfma16_f16.s", "mfma16_f16", 16, 16, false, seed);
-  }
+  const char* t = GetParam();
+  run_mfma(t, "mfma_tile.s", "mfma_tile", 32, 8, true, seed);
+  run_mfma(t, "emu/mfma16_f16.s", "mfma16_f16", 16, 16, false, seed);
 }
+
+// The s_nop padding shortened; an EXEC write right before the MFMA.
+TEST_P(EmuMfma, MutationsAreReported) {
+  uint32_t seed = fresh_seed();
+  const char* t = GetParam();
+  // mfma_tile.s: the first s_nop 7 carries a comment; the two after it are dropped (8 wait states left).
+  run_mfma(t, "mfma_tile.s", "mfma_tile", 32, 8, true, seed, "  s_nop          7\n  s_nop          7\n", "");
+  run_mfma(t, "emu/mfma16_f16.s", "mfma16_f16", 16, 16, false, seed, "  s_nop          7\n  s_nop          7\n  s_nop          7\n",
+           "  s_nop          4\n");
+  run_mfma(t, "emu/mfma16_f16.s", "mfma16_f16", 16, 16, false, seed, "  v_mfma_f32_16x16x16f16",
+           "  v_cmpx_le_u32  vcc, 0, v0\n  v_mfma_f32_16x16x16f16");
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, EmuMfma, ::testing::Values("gfx90a", "gfx942", "gfx950"));
 
 TEST(Emu, MutationsAreReported) {
   uint32_t seed = fresh_seed();
@@ -265,15 +284,7 @@ TEST(Emu, MutationsAreReported) {
     run_loop_sum(dev, replace_once(text, "vmcnt(1)                // A", "vmcnt(2)                // A"), seed);
     EXPECT_TRUE(has_report(dev, HazardKind::pending_read)) << all_reports(dev);
   }
-  // MFMA: the s_nop padding shortened; an EXEC write right before the MFMA.
-  for (const char* t : {"gfx90a", "gfx942", "gfx950"}) {
-    // mfma_tile.s: the first s_nop 7 carries a comment; the two after it are dropped (8 wait states left).
-    run_mfma(t, "mfma_tile.s", "mfma_tile", 32, 8, true, seed, "  s_nop          7\n  s_nop          7\n", "");
-    run_mfma(t, "emu/mfma16_f16.s", "mfma16_f16", 16, 16, false, seed, "  s_nop          7\n  s_nop          7\n  s_nop          7\n",
-             "  s_nop          4\n");
-    run_mfma(t, "emu/mfma16_f16.s", "mfma16_f16", 16, 16, false, seed, "  v_mfma_f32_16x16x16f16",
-             "  v_cmpx_le_u32  vcc, 0, v0\n  v_mfma_f32_16x16x16f16");
-  }
+  // MFMA mutations: EmuMfma.MutationsAreReported, per target.
 }
 
 TEST(Emu, StrictStopsAtFirstReport) {

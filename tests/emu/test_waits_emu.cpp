@@ -13,6 +13,7 @@
 #include "isatune/cdna/waits.h"
 #include "isatune/emu/emulator.h"
 #include "isatune/toolchain/assembler.h"
+#include "llvm_skip.h"
 
 using namespace isatune;
 using namespace isatune::cdna;
@@ -135,6 +136,7 @@ Kernel lds_exchange(const std::string& target) {
 TEST(WaitsEmu, GlobalToLdsThroughBarrier) {
   uint32_t seed = fresh_seed();
   for (const char* t : kTargets) {
+    ISATUNE_CONTINUE_IF_LLVM_LACKS(t); // gfx950 on LLVM 19
     with_and_without(
         t, lds_exchange,
         [&](EmuDevice& dev, const CodeObject& code, const std::string& name) {
@@ -233,6 +235,7 @@ int check_mfma(EmuDevice& dev, const CodeObject& code, const std::string& name, 
 TEST(WaitsEmu, MfmaChainFeedsValuAndStore) {
   uint32_t seed = fresh_seed();
   for (const char* t : kTargets) {
+    ISATUNE_CONTINUE_IF_LLVM_LACKS(t); // gfx950 on LLVM 19
     with_and_without(
         t, [](const std::string& target) { return mfma_chain(target, false); },
         [&](EmuDevice& dev, const CodeObject& code, const std::string& name) {
@@ -297,6 +300,7 @@ Kernel prefetch_sum(const std::string& target) {
 TEST(WaitsEmu, LoopWithPrefetch) {
   uint32_t seed = fresh_seed();
   for (const char* t : kTargets) {
+    ISATUNE_CONTINUE_IF_LLVM_LACKS(t); // gfx950 on LLVM 19
     Kernel k = prefetch_sum(t);
     insert_waits(k);
     std::string text = print(k);
@@ -358,6 +362,7 @@ Kernel dpp_shift(const std::string& target) {
 TEST(WaitsEmu, DppAfterValuAndLaneToVmem) {
   uint32_t seed = fresh_seed();
   for (const char* t : kTargets) {
+    ISATUNE_CONTINUE_IF_LLVM_LACKS(t); // gfx950 on LLVM 19
     with_and_without(
         t, dpp_shift,
         [&](EmuDevice& dev, const CodeObject& code, const std::string& name) {

@@ -3,7 +3,10 @@
 
 #include <regex>
 
+#include "isatune/error.h"
+
 #include "isatune/toolchain/llvm_mc.h"
+#include "llvm_skip.h"
 #include "toolchain_test_util.h"
 
 namespace isatune::toolchain {
@@ -17,6 +20,7 @@ class LlvmMcIsa : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(LlvmMcIsa, AssemblesRelocatableObject) {
   const std::string isa = GetParam();
+  ISATUNE_SKIP_IF_LLVM_LACKS(isa);
   ASSERT_TRUE(llvm_supports(isa)) << isa;
   std::vector<Diagnostic> warnings;
   std::vector<uint8_t> obj = llvm_assemble_object(vadd_kernel(isa), {isa, "vadd.s"}, &warnings);
@@ -51,11 +55,21 @@ TEST(LlvmMc, VersionIsLinkedLlvm) {
   EXPECT_NE(out.find("version " + llvm_version()), std::string::npos) << out;
 }
 
-TEST(LlvmMc, Gfx950SupportedOnLlvm22) {
-  if (std::stoi(llvm_version()) < 22) GTEST_SKIP() << "LLVM " << llvm_version() << " is older than 22";
-  EXPECT_TRUE(llvm_supports("gfx950"));
+// gfx950 came with LLVM 20: known from there on, and on LLVM 19 refused with the version it needs.
+TEST(LlvmMc, Gfx950NeedsLlvm20) {
   EXPECT_FALSE(llvm_supports("gfx999"));
   EXPECT_FALSE(llvm_supports(""));
+  if (std::stoi(llvm_version()) >= 20) {
+    EXPECT_TRUE(llvm_supports("gfx950"));
+    return;
+  }
+  EXPECT_FALSE(llvm_supports("gfx950"));
+  try {
+    llvm_assemble_object(vadd_kernel("gfx950"), {"gfx950", "vadd.s"});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "gfx950 needs LLVM >= 20; this build uses LLVM " + llvm_version());
+  }
 }
 
 TEST(LlvmMc, MalformedInstructionHasPlace) {

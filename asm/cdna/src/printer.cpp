@@ -100,6 +100,15 @@ std::string bits_list(const std::vector<uint8_t>& v) {
   return s + "]";
 }
 
+// A metadata string as a YAML scalar that LLVM keeps a string: `!str "text"`. Throws InputError on a quote,
+// backslash or control character, which the metadata has no use for.
+std::string yaml_string(const std::string& text, const char* what) {
+  for (char c : text)
+    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20)
+      throw InputError(std::string(what) + " '" + text + "' has a quote, backslash or control character");
+  return "!str \"" + text + "\"";
+}
+
 } // namespace
 
 std::string swizzle_text(uint16_t imm) {
@@ -238,12 +247,15 @@ std::string print(const Kernel& input) {
   d("dx10_clamp", k.float_modes.dx10_clamp);
   d("ieee_mode", k.float_modes.ieee_mode);
   o << ".end_amdhsa_kernel\n";
-  // Metadata: names are quoted (an unquoted `n`, `y`, `on`... parses as a YAML bool: "invalid HSA metadata").
+  // Metadata: every free-text string is written `!str "..."`. Quoting alone is not enough: LLVM reads the YAML
+  // into a MsgPack document by trying each scalar as int, bool, float first whatever its quotes, so "y", "on"
+  // (LLVM 19, YAML 1.1 booleans), "true", "12", "1e3" (every LLVM) fail with "invalid HSA metadata". The local
+  // tag !str makes LLVM 19 and 22 alike keep the scalar a string (tests/cdna/printer_test.cpp round-trips them).
   o << ".amdgpu_metadata\n---\namdhsa.version:\n  - 1\n  - 2\n";
-  o << "amdhsa.target: \"" << k.target.str() << "\"\n";
+  o << "amdhsa.target: " << yaml_string(k.target.str(), "target id") << "\n";
   o << "amdhsa.kernels:\n";
-  o << "  - .name: \"" << n << "\"\n";
-  o << "    .symbol: \"" << n << ".kd\"\n";
+  o << "  - .name: " << yaml_string(n, "kernel name") << "\n";
+  o << "    .symbol: " << yaml_string(n + ".kd", "kernel symbol") << "\n";
   o << "    .kernarg_segment_size: " << k.kernarg_size << "\n";
   o << "    .kernarg_segment_align: " << k.kernarg_align << "\n";
   o << "    .group_segment_fixed_size: " << k.lds_bytes << "\n";
@@ -256,10 +268,7 @@ std::string print(const Kernel& input) {
   if (!k.args.empty()) {
     o << "    .args:\n";
     for (const auto& a : k.args) {
-      for (char c : a.name)
-        if (c == '"' || c == '\\' || c == '\n')
-          throw InputError("kernel argument name '" + a.name + "' has a quote");
-      o << "      - .name: \"" << a.name << "\"\n";
+      o << "      - .name: " << yaml_string(a.name, "kernel argument name") << "\n";
       o << "        .offset: " << a.offset << "\n";
       o << "        .size: " << a.size << "\n";
       o << "        .value_kind: " << a.value_kind << "\n";
