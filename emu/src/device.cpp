@@ -273,6 +273,14 @@ void EmuDevice::clear_reports() {
   impl_->reports.clear();
 }
 
+std::vector<std::string> EmuDevice::take_diagnostics() {
+  std::lock_guard lock(impl_->reports_mutex);
+  std::vector<std::string> lines;
+  for (const HazardReport& r : impl_->reports) lines.push_back(r.kernel + ": " + r.str());
+  impl_->reports.clear();
+  return lines;
+}
+
 std::unique_ptr<EmuDevice> make_emu_device(EmuOptions options) { return std::make_unique<EmuDevice>(std::move(options)); }
 
 } // namespace isatune::emu

@@ -1,4 +1,4 @@
-#include "isatune/tune/space.h"
+#include "isatune/gen/space.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "isatune/error.h"
 
-namespace isatune::tune {
+namespace isatune::gen {
 
 std::string Value::str() const {
   if (!is_number)
@@ -140,4 +140,4 @@ std::string Space::format(const Config& c) const {
   return s;
 }
 
-} // namespace isatune::tune
+} // namespace isatune::gen

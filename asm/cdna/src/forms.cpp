@@ -137,7 +137,7 @@ void scalar(Table& t) {
                      {"s_max_u32", 1, 1, true, false},    {"s_and_b64", 2, 2, true, false},
                      {"s_or_b64", 2, 2, true, false},     {"s_andn2_b64", 2, 2, true, false},
                      {"s_lshl_b64", 2, 1, true, false},   {"s_cselect_b32", 1, 1, false, true},
-                     {"s_cselect_b64", 2, 2, false, true}};
+                     {"s_cselect_b64", 2, 2, false, true}, {"s_mul_hi_u32", 1, 1, false, false}};
   for (const auto& o : sop2) {
     uint16_t src = o.w0 == 1 ? kSsrc : (kS | k_inline);
     uint16_t src1 = o.w1 == 1 ? kSsrc : (kS | k_inline);
@@ -414,6 +414,7 @@ void memory(Table& t) {
   }
   ds("ds_read_u16_d16_hi", all("ds_read_u16_d16_hi"), {defuse("vdst", kV), use("vaddr", kV)}, m_offset);
   ds("ds_write_b16_d16_hi", all("ds_write_b16_d16_hi"), {use("vaddr", kV), use("vdata", kV)}, m_offset);
+  ds("ds_write_b16", all("ds_write_b16"), {use("vaddr", kV), use("vdata", kV)}, m_offset);
   ds("ds_swizzle_b32", all("ds_swizzle_b32"), {def("vdst", kV), use("vaddr", kV)}, m_swizzle);
   ds("ds_bpermute_b32", all("ds_bpermute_b32"), {def("vdst", kV), use("vaddr", kV), use("vdata", kV)},
      m_offset);

@@ -52,6 +52,8 @@ public:
   void record(loader::Event& event) override;
   double elapsed_ms(const loader::Event& start, const loader::Event& end) override;
   void synchronize() override;
+  // The reports (deduplicated) as lines, then clears them.
+  std::vector<std::string> take_diagnostics() override;
 
   // Reports of every launch since the last clear, deduplicated per (kernel, kind, address).
   std::vector<HazardReport> reports() const;

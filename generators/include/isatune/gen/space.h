@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace isatune::tune {
+namespace isatune::gen {
 
 struct Value {
   bool is_number = true;
@@ -69,4 +69,4 @@ private:
   std::unordered_map<uint64_t, uint32_t> position_;
 };
 
-} // namespace isatune::tune
+} // namespace isatune::gen

@@ -85,6 +85,10 @@ public:
   // Milliseconds between two recorded events (after synchronize()).
   virtual double elapsed_ms(const Event& start, const Event& end) = 0;
   virtual void synchronize() = 0;
+
+  // What the device's own checks found in the launches since the last call, one line each, and forgets them:
+  // the emulator's wait-count, hazard and bounds reports. Real GPUs check nothing and return none.
+  virtual std::vector<std::string> take_diagnostics() { return {}; }
 };
 
 } // namespace isatune::loader

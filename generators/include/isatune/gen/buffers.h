@@ -1,0 +1,34 @@
+#pragma once
+// Host copies of a problem's buffers: random inputs drawn in their data type, the values a reference reads, and
+// the comparison of a kernel's outputs with the reference (relative error of the row norm).
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "isatune/gen/generator.h"
+
+namespace isatune::gen {
+
+struct HostBuffers {
+  std::vector<std::vector<uint8_t>> bytes;  // as the device stores them
+  std::vector<std::vector<double>> values;  // the same, decoded
+};
+
+// Inputs: uniform in [init_lo, init_hi], rounded to the type. Outputs: other random values (a kernel that
+// writes nothing fails the check). Workspaces: zero. Deterministic in `seed`.
+HostBuffers make_buffers(std::span<const BufferSpec> specs, uint64_t seed);
+std::vector<double> decode_all(DType t, std::span<const uint8_t> bytes);
+
+struct Mismatch {
+  std::string buffer;
+  double max_rel_error = 0; // max over checked elements of |got - want| / max(row inf-norm of want, 1e-30)
+  uint64_t row = 0, col = 0; // where the worst one is
+  double got = 0, want = 0;
+};
+
+// Compares an output buffer over its rows x cols. A non-finite value where the reference is finite counts as
+// an infinite error.
+Mismatch compare_output(const BufferSpec& spec, std::span<const double> got, std::span<const double> want);
+
+} // namespace isatune::gen
