@@ -1,7 +1,8 @@
-// `isatune tune --replay FILE [--strategy S] [--budget N|10m|auto] [--seed N] [--json]`: runs the tuner
-// against a recorded tuning space played back as a device. Tuning generated kernels on a GPU comes later: in
-// this version only --replay is accepted. Progress goes to stderr (a \r-updated line on a terminal, plain
-// lines every ~10% otherwise); the summary (best configuration, evaluations by status) to stdout.
+// `isatune tune KERNEL --target T --sig ... --problem ...|--problems FILE --device D --db FILE ...`: tunes a
+// generator's space on a device (compile pool, CPU pruning, device work in a watched child process, every
+// evaluation committed to the database, reruns resume); `isatune tune --replay FILE ...`: runs the tuner against
+// a recorded tuning space played back as a device. Progress goes to stderr (a \r-updated line on a terminal,
+// plain lines every ~10% otherwise); the summary (best configurations, evaluations by status) to stdout.
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -9,12 +10,20 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <limits.h>
 
 #include "commands.h"
 #include "exit_codes.h"
 #include "isatune/error.h"
+#include "isatune/db/database.h"
+#include "isatune/emu/backend.h"
+#include "isatune/gen/generator.h"
+#include "isatune/loader/backend.h"
+#include "isatune/tune/generator_evaluator.h"
 #include "isatune/tune/replay.h"
+#include "isatune/tune/worker_runner.h"
 #include "isatune/tune/score.h"
 #include "isatune/tune/tuner.h"
 #include "table.h"
@@ -25,6 +34,16 @@ namespace {
 using namespace isatune::tune;
 
 struct TuneCmdOptions {
+  std::string kernel; // a generator name (empty with --replay)
+  std::string target;
+  std::vector<std::string> sig;
+  std::vector<std::string> problem; // one problem each "M=..,N=..,K=.."
+  std::string problems_file;
+  std::string device = "emu";
+  std::string db;
+  double timeout_s = 10;
+  bool no_isolation = false;
+  int compile_threads = -1; // -1: every core
   std::string replay;
   std::string strategy = kDefaultStrategy;
   std::string budget = "auto";
@@ -80,10 +99,15 @@ std::string progress_line(const SearchContext& ctx) {
          " eval/s, device time " + duration(ctx.charged_s()) + ", ETA " + duration(eta);
 }
 
+int run_tune_generator(const TuneCmdOptions& opt);
+
 int run_tune(const TuneCmdOptions& opt) {
-  if (opt.replay.empty())
-    throw InputError(
-        "only --replay FILE is supported in this version (tuning kernels on a device comes later)");
+  if (!opt.kernel.empty() && !opt.replay.empty())
+    throw InputError("give either a KERNEL (generator) or --replay FILE, not both");
+  if (opt.replay.empty()) {
+    if (opt.kernel.empty()) throw InputError("tune what? give a generator name (e.g. gemm) or --replay FILE");
+    return run_tune_generator(opt);
+  }
   ReplayData data = read_replay(opt.replay);
   ReplayEvaluator evaluator(data);
   auto strategy = make_strategy(opt.strategy);
@@ -190,24 +214,284 @@ int run_tune(const TuneCmdOptions& opt) {
   std::cout << s.str();
   return kExitOk;
 }
+
+std::vector<std::string> read_problem_lines(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot read the problems file");
+  std::vector<std::string> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+    if (b == std::string::npos || line[b] == '#') continue;
+    out.push_back(line.substr(b, e - b + 1));
+  }
+  if (out.empty()) throw InputError(path + ": no problem in the file (one \"M=..,N=..,K=..\" per line)");
+  return out;
+}
+
+std::string self_exe() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw Error("cannot find the isatune executable (/proc/self/exe) to start the device worker");
+  return std::string(buf, size_t(n));
+}
+
+nlohmann::json params_json(const gen::Params& p) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : p) {
+    if (!v.is_number)
+      j[k] = v.text;
+    else if (v.number == std::floor(v.number) && std::fabs(v.number) < 1e15)
+      j[k] = static_cast<long long>(v.number);
+    else
+      j[k] = v.number;
+  }
+  return j;
+}
+
+std::string generator_progress(const SearchContext& ctx, const GeneratorEvaluator& ev) {
+  std::array<size_t, kStatusCount> by{};
+  for (const auto& r : ctx.history()) by[static_cast<int>(r.eval.status)]++;
+  std::string failed;
+  for (int i = 1; i < kStatusCount; ++i)
+    if (by[i]) failed += " " + std::string(to_string(static_cast<Status>(i))) + " " + std::to_string(by[i]);
+  const Budget& b = ctx.budget();
+  double f = double(ctx.history().size()) / double(std::max<size_t>(1, ctx.space().size()));
+  if (b.evaluations) f = std::max(f, double(ctx.history().size()) / double(std::max<size_t>(1, *b.evaluations)));
+  if (b.charged_s) f = std::max(f, ctx.charged_s() / *b.charged_s);
+  if (b.wall_s) f = std::max(f, ctx.wall_s() / *b.wall_s);
+  f = std::min(1.0, f);
+  const double wall = ctx.wall_s();
+  const double rate = wall > 0 ? double(ctx.history().size()) / wall : 0;
+  const double eta = f > 0 ? wall * (1 - f) / f : INFINITY;
+  const auto st = ev.stats();
+  return std::to_string(ctx.history().size()) + " done (" + fmt("%.0f%%", 100 * f) + ")" +
+         (st.from_db ? ", " + std::to_string(st.from_db) + " from the database" : "") +
+         (failed.empty() ? "" : ", failed:" + failed) + ", best " +
+         (ctx.best() ? fmt("%.4g ms", ctx.best_objective()) : std::string("none")) + ", " + fmt("%.2f", rate) +
+         " eval/s, ETA " + duration(eta);
+}
+
+int run_tune_generator(const TuneCmdOptions& opt) {
+  const gen::Generator& g = gen::find_generator(opt.kernel);
+  const gen::Signature sig = gen::parse_signature(g, opt.sig);
+  std::vector<std::string> problem_texts = opt.problem;
+  if (!opt.problems_file.empty())
+    for (auto& p : read_problem_lines(opt.problems_file)) problem_texts.push_back(std::move(p));
+  if (problem_texts.empty()) throw InputError("tune " + g.name() + ": give --problem k=v,... or --problems FILE");
+  TuningJob job;
+  job.generator = &g;
+  job.sig = sig;
+  for (const auto& t : problem_texts) job.problems.push_back(gen::parse_problem(g, std::vector<std::string>{t}));
+
+  // The device: the emulator runs the --target's chip.
+  std::string spec = opt.device;
+  const bool emu = spec == "emu" || spec.rfind("emu:", 0) == 0;
+  std::string target = opt.target;
+  if (emu && target.empty()) target = spec == "emu" ? "gfx942" : spec.substr(4);
+  if (spec == "emu") spec = "emu:" + target;
+  std::unique_ptr<DeviceRunner> runner;
+  WorkerRunner* worker = nullptr;
+  if (opt.no_isolation) {
+    emu::register_emu_backend();
+    runner = std::make_unique<InProcessRunner>(loader::open_device(spec));
+  } else {
+    WorkerOptions wo;
+    wo.command = {self_exe(), "internal-device-worker", "--device", spec};
+    auto w = std::make_unique<WorkerRunner>(wo);
+    worker = w.get();
+    runner = std::move(w);
+  }
+  const auto& props = runner->properties();
+  if (target.empty()) target = props.isa;
+  if (props.isa != target)
+    throw InputError("device " + spec + " is " + props.isa + " but --target is " + target);
+  job.isa = target;
+  {
+    const auto ts = g.targets();
+    if (std::find(ts.begin(), ts.end(), target) == ts.end())
+      throw InputError(g.name() + " does not generate for " + target);
+  }
+
+  std::optional<db::Database> database;
+  if (!opt.db.empty()) database.emplace(db::Database::open(opt.db));
+  GeneratorEvaluatorOptions eo;
+  eo.run.seed = opt.seed;
+  eo.timeout_s = opt.timeout_s;
+  if (opt.compile_threads >= 0) eo.compile_threads = unsigned(opt.compile_threads);
+  eo.db = database ? &*database : nullptr;
+  eo.strategy = opt.strategy;
+  eo.budget = opt.budget;
+  GeneratorEvaluator evaluator(job, *runner, eo);
+  auto strategy = make_strategy(opt.strategy);
+  TuneOptions to;
+  to.seed = opt.seed;
+  to.budget = Budget::parse(opt.budget == "auto" ? "200" : opt.budget);
+
+  const bool tty = isatty(fileno(stderr));
+  int next_tenth = 1;
+  double last_print = -1;
+  if (!opt.json || tty)
+    to.on_record = [&](const SearchContext& ctx) {
+      if (tty) {
+        if (ctx.wall_s() - last_print >= 0.2 || ctx.history().size() < 8) {
+          last_print = ctx.wall_s();
+          std::fprintf(stderr, "\r\033[K%s", generator_progress(ctx, evaluator).c_str());
+        }
+      } else {
+        const double f = double(ctx.history().size()) /
+                         double(std::max<size_t>(1, std::min(ctx.space().size(),
+                                                             to.budget.evaluations.value_or(ctx.space().size()))));
+        if (f * 10 >= next_tenth) {
+          while (f * 10 >= next_tenth) ++next_tenth;
+          std::fprintf(stderr, "%s\n", generator_progress(ctx, evaluator).c_str());
+        }
+      }
+    };
+  TuneResult r = isatune::tune::tune(evaluator.space(), evaluator, *strategy, to);
+  evaluator.finish();
+  if (tty) std::fprintf(stderr, "\r\033[K");
+
+  std::array<size_t, kStatusCount> by{};
+  for (const auto& h : r.history) by[static_cast<int>(h.eval.status)]++;
+  std::vector<size_t> ok;
+  for (size_t i = 0; i < r.history.size(); ++i)
+    if (r.history[i].eval.status == Status::ok) ok.push_back(i);
+  std::stable_sort(ok.begin(), ok.end(),
+                   [&](size_t a, size_t b) { return r.history[a].eval.time_ms < r.history[b].eval.time_ms; });
+  const auto st = evaluator.stats();
+  const std::string time_kind = props.emulated ? "emulator estimate" : "measured";
+
+  if (opt.json) {
+    nlohmann::json j;
+    j["generator"] = g.name();
+    j["target"] = target;
+    j["signature"] = sig;
+    j["problems"] = nlohmann::json::array();
+    for (const auto& p : job.problems) j["problems"].push_back(p);
+    j["device"] = {{"spec", spec}, {"name", props.name}, {"isa", props.isa},
+                   {"kind", props.emulated ? "emulated" : "real"}};
+    j["strategy"] = opt.strategy;
+    j["seed"] = opt.seed;
+    j["budget"] = opt.budget;
+    j["stop_reason"] = r.stop_reason;
+    j["space_size"] = evaluator.space().size();
+    j["evaluations"] = r.history.size();
+    j["from_db"] = st.from_db;
+    j["device_requests"] = st.device_requests;
+    j["wall_s"] = r.wall_s;
+    j["isolation"] = !opt.no_isolation;
+    if (worker)
+      j["worker"] = {{"starts", worker->starts()}, {"timeouts", worker->timeouts()}, {"deaths", worker->deaths()}};
+    j["compile"] = {{"threads", st.compile.threads},          {"compiled", st.compile.compiled},
+                    {"ahead", st.compile.on_pool},            {"ready_on_request", st.compile.ready},
+                    {"inline", st.compile.inline_compiles},   {"device_idle_s", st.compile.idle_s}};
+    if (database) j["db"] = opt.db, j["run_guid"] = evaluator.run_guid();
+    for (int i = 0; i < kStatusCount; ++i)
+      j["by_status"][std::string(to_string(static_cast<Status>(i)))] = by[i];
+    auto entry = [&](size_t i) {
+      const auto* d = evaluator.detail(r.history[i].config);
+      nlohmann::json e = {{"params", d ? params_json(d->params) : nlohmann::json()},
+                          {"status", std::string(to_string(r.history[i].eval.status))},
+                          {"time_ms", r.history[i].eval.time_ms},
+                          {"evaluation", i + 1}};
+      if (d) {
+        e["problem_ms"] = d->problem_ms;
+        e["from_db"] = d->from_db;
+        if (!d->message.empty()) e["message"] = d->message;
+      }
+      return e;
+    };
+    j["best"] = ok.empty() ? nlohmann::json() : entry(ok.front());
+    j["top"] = nlohmann::json::array();
+    for (size_t k = 0; k < ok.size() && k < 10; ++k) j["top"].push_back(entry(ok[k]));
+    if (opt.history) {
+      j["history"] = nlohmann::json::array();
+      for (size_t i = 0; i < r.history.size(); ++i) j["history"].push_back(entry(i));
+    }
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << "tune " << g.name() << " " << gen::format(sig) << " for " << target << " on " << props.name << " ("
+            << spec << (props.emulated ? ", emulated: times are instruction-cost estimates" : "") << ")\n";
+  std::cout << job.problems.size() << " problem(s): " << gen::format(job.problems.front())
+            << (job.problems.size() > 1 ? " ..." : "") << "\n";
+  std::cout << "strategy " << opt.strategy << ", seed " << opt.seed << ", budget " << opt.budget << "; "
+            << r.history.size() << " of " << evaluator.space().size() << " configurations evaluated ("
+            << st.from_db << " from the database), " << duration(r.wall_s) << ", stopped: " << r.stop_reason
+            << "\n";
+  std::cout << "compile: " << st.compile.threads << " threads, " << st.compile.on_pool << " ahead of the device, "
+            << st.compile.inline_compiles << " on demand; device idle waiting for compiles " << fmt("%.2fs", st.compile.idle_s);
+  if (worker)
+    std::cout << "; worker restarts " << worker->starts() - 1 << " (" << worker->timeouts() << " timeouts, "
+              << worker->deaths() << " deaths)";
+  std::cout << "\n";
+  if (database) std::cout << "recorded in " << opt.db << " (run " << evaluator.run_guid() << ")\n";
+  std::cout << "\n";
+  if (ok.empty()) {
+    std::cout << "best: none (no configuration ran successfully)\n\n";
+  } else {
+    std::vector<std::string> header = {"#", "time ms (" + time_kind + ")", "parameters"};
+    if (job.problems.size() > 1) header.push_back("per problem ms");
+    Table t(header);
+    for (size_t k = 0; k < ok.size() && k < 10; ++k) {
+      const auto* d = evaluator.detail(r.history[ok[k]].config);
+      std::vector<std::string> row = {std::to_string(k + 1), fmt("%.6g", r.history[ok[k]].eval.time_ms),
+                                      d ? gen::format(d->params) : evaluator.space().format(r.history[ok[k]].config)};
+      if (job.problems.size() > 1) {
+        std::string per;
+        if (d)
+          for (double ms : d->problem_ms) per += (per.empty() ? "" : " ") + fmt("%.4g", ms);
+        row.push_back(per);
+      }
+      t.add(row);
+    }
+    std::cout << "best variants:\n" << t.str() << "\n";
+  }
+  Table s({"status", "evaluations"});
+  for (int i = 0; i < kStatusCount; ++i)
+    if (by[i]) s.add({std::string(to_string(static_cast<Status>(i))), std::to_string(by[i])});
+  std::cout << s.str();
+  return kExitOk;
+}
+
 } // namespace
 
 void add_tune_command(CLI::App& app, const GlobalOptions& global, int& status) {
   auto opt = std::make_shared<TuneCmdOptions>();
   auto* cmd = app.add_subcommand(
       "tune",
-      "Tune a kernel's parameters. This version tunes recorded spaces only: --replay FILE is required "
-      "(Kernel Tuner cache, T4 results or KTT JSON); tuning generated kernels on a device comes later");
-  cmd->add_option("--replay", opt->replay, "Recorded tuning space played back as the device")->required();
+      "Tune a generator's parameters on a device (every evaluation recorded in --db; a rerun resumes), or replay "
+      "a recorded tuning space (--replay FILE: Kernel Tuner cache, T4 results or KTT JSON)");
+  cmd->add_option("kernel", opt->kernel, "Generator to tune (gemm, selftest, ...; `isatune gen ls`)");
+  cmd->add_option("--target", opt->target, "Target ISA (default: the device's; gfx942 on the emulator)");
+  cmd->add_option("--sig", opt->sig, "Signature fields k=v[,k=v...]")->allow_extra_args(false);
+  cmd->add_option("--problem", opt->problem, "Problem sizes k=v[,k=v...] (repeatable: tune for their sum)")
+      ->allow_extra_args(false);
+  cmd->add_option("--problems", opt->problems_file, "File with one problem per line (k=v,...; # comments)");
+  cmd->add_option("--device", opt->device, "emu (the emulator, the --target's chip), emu:gfx950, hip:N, cuda:N");
+  cmd->add_option("--db", opt->db, "Tuning database (created if absent): every evaluation is recorded; a rerun "
+                                   "of the same job measures nothing twice");
+  cmd->add_option("--timeout", opt->timeout_s,
+                  "Watchdog per run in seconds (plus 10x the slowest successful run so far; default 10)");
+  cmd->add_flag("--no-isolation", opt->no_isolation,
+                "Run the device in this process (no watchdog: a hang or a fault is not survived)");
+  cmd->add_option("-j,--compile-threads", opt->compile_threads, "Compile threads (default: every core)");
+  cmd->add_option("--replay", opt->replay, "Recorded tuning space played back as the device");
   cmd->add_option("--strategy", opt->strategy,
                   "exhaustive, random, annealing, genetic, ils or hybrid (default)");
   cmd->add_option(
       "--budget", opt->budget,
-      "N evaluations, a device-time budget (90s, 10m, 2h), or auto: the methodology budget of the file");
+      "N evaluations, a device-time budget (90s, 10m, 2h), or auto: the methodology budget of the file "
+      "(replay) or 200 evaluations (a generator)");
   cmd->add_option("--seed", opt->seed, "Random seed (runs with the same seed repeat exactly)");
   cmd->add_flag("--json", opt->json, "Print JSON instead of text");
   cmd->add_flag("--history", opt->history, "With --json: include every evaluation in order");
-  cmd->callback([opt, &global, &status] { status = run_guarded(global, [&] { return run_tune(*opt); }); });
+  cmd->callback([opt, &global, &status] {
+    if (opt->kernel.empty() && opt->replay.empty()) // a usage error (exit 2), like a missing required option
+      throw CLI::RequiredError("tune: a generator name (KERNEL) or --replay FILE");
+    status = run_guarded(global, [&] { return run_tune(*opt); });
+  });
 }
 
 } // namespace isatune::cli

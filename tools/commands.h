@@ -21,5 +21,8 @@ void add_devices_command(CLI::App& app, const GlobalOptions& global, int& status
 void add_run_command(CLI::App& app, const GlobalOptions& global, int& status);
 void add_tune_command(CLI::App& app, const GlobalOptions& global, int& status);
 void add_score_command(CLI::App& app, const GlobalOptions& global, int& status);
+void add_device_worker_command(CLI::App& app, const GlobalOptions& global, int& status);
+void add_gen_command(CLI::App& app, const GlobalOptions& global, int& status);
+void add_space_command(CLI::App& app, const GlobalOptions& global, int& status);
 
 } // namespace isatune::cli

@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
   add_run_command(app, global, status);
   add_tune_command(app, global, status);
   add_score_command(app, global, status);
+  add_device_worker_command(app, global, status);
+  add_gen_command(app, global, status);
+  add_space_command(app, global, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,34 @@
+// `isatune internal-device-worker --device SPEC` (hidden): the child process that `isatune tune` runs its
+// device work in (tuner/include/isatune/tune/device_worker.h). It speaks the worker protocol on stdin/stdout;
+// anything else the process prints goes to stderr, so a stray message cannot corrupt the protocol.
+#include <unistd.h>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "isatune/emu/backend.h"
+#include "isatune/loader/backend.h"
+#include "isatune/tune/device_worker.h"
+
+namespace isatune::cli {
+
+void add_device_worker_command(CLI::App& app, const GlobalOptions&, int& status) {
+  auto spec = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("internal-device-worker", "Device worker of `isatune tune` (internal)");
+  cmd->group(""); // hidden from --help
+  cmd->add_option("--device", *spec, "Device spec")->required();
+  cmd->callback([spec, &status] {
+    const int protocol_out = ::dup(1);
+    ::dup2(2, 1);
+    std::shared_ptr<loader::Device> device;
+    try {
+      emu::register_emu_backend();
+      device = loader::open_device(*spec);
+    } catch (const std::exception& e) {
+      status = tune::report_device_worker_error(protocol_out, e.what());
+      return;
+    }
+    status = tune::serve_device_worker(*device, 0, protocol_out);
+  });
+}
+
+} // namespace isatune::cli

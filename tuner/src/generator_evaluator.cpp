@@ -1,0 +1,186 @@
+#include "isatune/tune/generator_evaluator.h"
+
+#include <algorithm>
+#include <set>
+
+#include "isatune/codeobj/occupancy.h"
+#include "isatune/error.h"
+
+namespace isatune::tune {
+
+GeneratorEvaluator::GeneratorEvaluator(TuningJob job, DeviceRunner& runner, GeneratorEvaluatorOptions options)
+    : job_(std::move(job)), runner_(runner), options_(std::move(options)),
+      space_(job_.generator->space(job_.isa, job_.sig)) {
+  if (job_.problems.empty()) throw InputError("tune: no problem given");
+  pool_ = std::make_unique<CompilePool>(*job_.generator, job_.isa, job_.sig, options_.compile_threads,
+                                        options_.compile_capacity);
+  if (options_.db) {
+    recorder_ = std::make_unique<TuningRecorder>(*options_.db, job_, runner_.properties());
+    if (options_.resume) recorded_ = recorder_->load_recorded();
+    recorder_->start_run(options_.strategy, options_.budget);
+  }
+}
+
+GeneratorEvaluator::~GeneratorEvaluator() {
+  try {
+    finish();
+  } catch (...) {
+  }
+}
+
+void GeneratorEvaluator::finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (recorder_) recorder_->end_run();
+}
+
+const std::string& GeneratorEvaluator::run_guid() const {
+  static const std::string none;
+  return recorder_ ? recorder_->run_guid() : none;
+}
+
+const EvaluationDetail* GeneratorEvaluator::detail(const gen::Config& config) const {
+  auto it = details_.find(space_.index_of(config));
+  return it == details_.end() ? nullptr : &it->second;
+}
+
+EvaluatorStats GeneratorEvaluator::stats() const {
+  EvaluatorStats s = stats_;
+  s.compile = pool_->stats();
+  return s;
+}
+
+std::vector<gen::Params> GeneratorEvaluator::likely_next(const gen::Config& c) const {
+  size_t want = options_.prefetch ? options_.prefetch : std::max<size_t>(8, 2 * size_t(options_.compile_threads));
+  std::vector<gen::Config> near = space_.neighbours(c);
+  for (auto& h : space_.hamming_neighbours(c)) near.push_back(std::move(h));
+  std::vector<gen::Config> next; // the strategy's order when it walks the space (exhaustive)
+  const int64_t pos = space_.position_of(c);
+  for (size_t p = size_t(pos + 1); pos >= 0 && p < space_.size() && next.size() < want; ++p)
+    next.push_back(space_.valid_config(p));
+  std::vector<gen::Params> out;
+  std::set<uint64_t> seen{space_.index_of(c)};
+  auto take = [&](const gen::Config& x) {
+    const uint64_t i = space_.index_of(x);
+    if (!seen.insert(i).second || details_.count(i)) return;
+    gen::Params p = gen::params_of(space_, x);
+    if (recorded_.count(TuningRecorder::params_key(p))) return; // served from the database, no compile
+    out.push_back(std::move(p));
+  };
+  for (size_t i = 0; out.size() < want && (i < near.size() || i < next.size()); ++i) {
+    if (i < near.size()) take(near[i]);
+    if (i < next.size() && out.size() < want) take(next[i]);
+  }
+  return out;
+}
+
+std::string GeneratorEvaluator::resource_problem(const Compiled& c) const {
+  const auto& dev = runner_.properties();
+  const uint32_t lds_limit = options_.limits.lds_bytes.value_or(dev.shared_bytes_per_workgroup);
+  for (const auto& k : c.code.kernels) {
+    if (lds_limit && k.lds_bytes > lds_limit)
+      return k.name + ": LDS " + std::to_string(k.lds_bytes) + " bytes > the device's " + std::to_string(lds_limit);
+    if (k.scratch_bytes && !options_.limits.allow_scratch)
+      return k.name + ": " + std::to_string(k.scratch_bytes) + " bytes of scratch per thread (spilled registers)";
+    if (options_.limits.max_vgprs && k.vgprs > *options_.limits.max_vgprs)
+      return k.name + ": " + std::to_string(k.vgprs) + " registers > limit " +
+             std::to_string(*options_.limits.max_vgprs);
+    if (options_.limits.min_waves_per_simd && c.code.vendor == Vendor::amd) {
+      try {
+        const auto occ = codeobj::amd_occupancy(c.code, k);
+        if (occ.waves_per_simd < options_.limits.min_waves_per_simd)
+          return k.name + ": occupancy " + std::to_string(occ.waves_per_simd) + " waves per SIMD (limited by " +
+                 occ.limiter + ") < floor " + std::to_string(options_.limits.min_waves_per_simd);
+      } catch (const Error& e) {
+        return k.name + ": occupancy: " + e.what();
+      }
+    }
+  }
+  return "";
+}
+
+Evaluation GeneratorEvaluator::evaluate(const gen::Config& config) {
+  ++stats_.evaluated;
+  const uint64_t index = space_.index_of(config);
+  EvaluationDetail d;
+  d.params = gen::params_of(space_, config);
+  const std::string pkey = TuningRecorder::params_key(d.params);
+  const auto rec_it = recorded_.find(pkey);
+
+  // What the database already has for each problem; the variant's status is the first failure.
+  std::vector<std::optional<RecordedResult>> known(job_.problems.size());
+  bool all_known = true, failed_known = false;
+  for (size_t i = 0; i < job_.problems.size(); ++i) {
+    if (rec_it != recorded_.end()) {
+      auto p = rec_it->second.find(TuningRecorder::problem_key(job_.problems[i]));
+      if (p != rec_it->second.end()) known[i] = p->second;
+    }
+    if (!known[i]) all_known = false;
+    else if (known[i]->status != Status::ok) failed_known = true;
+  }
+  auto finish_detail = [&](double cost_s) {
+    Evaluation e{d.status, d.status == Status::ok ? d.time_ms : 0, cost_s};
+    details_[index] = d;
+    return e;
+  };
+  if (all_known || failed_known) {
+    ++stats_.from_db;
+    d.from_db = true;
+    for (const auto& k : known) {
+      if (!k) continue;
+      if (k->status != Status::ok) {
+        d.status = k->status;
+        d.message = k->message;
+        break;
+      }
+      d.problem_ms.push_back(k->median_ms.value_or(0));
+      d.time_ms += k->median_ms.value_or(0);
+    }
+    return finish_detail(0);
+  }
+
+  pool_->prefetch(likely_next(config));
+  CompileOutcome co = pool_->get(d.params);
+  d.compile_s = co.compile_s;
+  stats_.compile_s += co.compile_s;
+  std::vector<TuningRecorder::Outcome> outcomes;
+  auto fail_all = [&](Status s, const std::string& message) {
+    ++stats_.pruned;
+    d.status = s;
+    d.message = message;
+    for (const auto& p : job_.problems) outcomes.push_back({p, s, message, std::nullopt});
+    if (recorder_) recorder_->record(d.params, co.compiled.get(), outcomes);
+    return finish_detail(co.compile_s);
+  };
+  if (co.status != Status::ok) return fail_all(co.status, co.message);
+  if (std::string why = resource_problem(*co.compiled); !why.empty()) return fail_all(Status::resource, why);
+
+  VariantSpec spec{job_.generator, job_.isa, job_.sig, d.params};
+  for (size_t i = 0; i < job_.problems.size(); ++i) {
+    if (known[i]) { // ok on this problem in an earlier run
+      d.problem_ms.push_back(known[i]->median_ms.value_or(0));
+      d.time_ms += known[i]->median_ms.value_or(0);
+      continue;
+    }
+    const double timeout = options_.timeout_s + options_.timeout_factor * slowest_ok_s_;
+    ++stats_.device_requests;
+    RunResult r = runner_.run(*co.compiled, spec, job_.problems[i], options_.run, timeout);
+    stats_.device_s += r.run_s;
+    d.run_s += r.run_s;
+    TuningRecorder::Outcome o{job_.problems[i], r.status, r.message, r.timing};
+    outcomes.push_back(o);
+    if (r.status != Status::ok) {
+      d.status = r.status;
+      d.message = r.message;
+      break; // a variant that fails one problem fails the job
+    }
+    slowest_ok_s_ = std::max(slowest_ok_s_, r.run_s);
+    const double ms = r.timing ? r.timing->median_ms : 0;
+    d.problem_ms.push_back(ms);
+    d.time_ms += ms;
+  }
+  if (recorder_ && !outcomes.empty()) recorder_->record(d.params, co.compiled.get(), outcomes);
+  return finish_detail(co.compile_s + d.run_s);
+}
+
+} // namespace isatune::tune

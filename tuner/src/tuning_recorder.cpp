@@ -1,0 +1,162 @@
+#include "isatune/tune/tuning_recorder.h"
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <random>
+
+#include "isatune/db/json.h"
+#include "isatune/error.h"
+#include "isatune/loader/sha256.h"
+#include "isatune/toolchain/assembler.h"
+#include "worker_protocol.h"
+
+namespace isatune::tune {
+
+namespace {
+
+std::string new_guid() {
+  std::random_device rd;
+  std::mt19937_64 rng((uint64_t(rd()) << 32) ^ rd() ^ uint64_t(::getpid()) ^
+                      uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()));
+  char buf[40];
+  const uint64_t a = rng(), b = rng();
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", (unsigned long long)a, (unsigned long long)b);
+  return buf;
+}
+
+// The generator's version: a hash of what it generates for the first point of its space, so measurements of a
+// changed generator are not taken for this one's.
+std::string generator_version(const TuningJob& job) {
+  const gen::Space space = job.generator->space(job.isa, job.sig);
+  std::string text = job.generator->name();
+  if (space.size()) {
+    try {
+      text += job.generator->generate(job.isa, job.sig, gen::params_of(space, space.valid_config(0))).text;
+    } catch (const std::exception& e) {
+      text += e.what();
+    }
+  }
+  return loader::sha256_hex({reinterpret_cast<const uint8_t*>(text.data()), text.size()}).substr(0, 16);
+}
+
+} // namespace
+
+std::string TuningRecorder::params_key(const gen::Params& p) {
+  return db::canonical_json(worker::to_json(p).dump(), "parameters");
+}
+
+std::string TuningRecorder::problem_key(const gen::Problem& p) {
+  return db::canonical_json(nlohmann::json(p).dump(), "problem");
+}
+
+TuningRecorder::TuningRecorder(db::Database& db, const TuningJob& job, const loader::DeviceProperties& device)
+    : db_(db), job_(job), device_(device) {
+  db::DeviceRecord d;
+  d.vendor = device.vendor == Vendor::amd ? "amd" : "nvidia";
+  d.target_id = device.target_id;
+  d.isa = device.isa;
+  d.name = device.name;
+  d.compute_units = device.compute_units;
+  d.memory_bytes = device.memory_bytes;
+  d.driver_version = device.driver_version;
+  d.emulated = device.emulated;
+  device_id_ = db_.record_device(d);
+  std::string version = "unknown";
+  try {
+    version = toolchain::make_assembler("llvm")->version();
+  } catch (const std::exception&) {
+  }
+  toolchain_id_ = db_.record_toolchain("llvm", version);
+  generator_id_ = db_.record_generator(job.generator->name(), generator_version(job));
+  sig_key_ = db::canonical_json(nlohmann::json(job.sig).dump(), "signature");
+}
+
+std::map<std::string, std::map<std::string, RecordedResult>> TuningRecorder::load_recorded() {
+  std::map<std::string, std::map<std::string, RecordedResult>> out;
+  const auto rows = db_.query(
+      "SELECT v.parameters, m.problem, m.status, m.median_ms, m.message FROM measurements m "
+      "JOIN variants v ON v.id = m.variant_id WHERE v.generator_id = ? AND v.signature = ? AND m.device_id = ? "
+      "ORDER BY m.id",
+      {generator_id_, sig_key_, device_id_});
+  for (const auto& row : rows) {
+    RecordedResult r;
+    r.status = parse_status(std::get<std::string>(row[2])).value_or(Status::runtime);
+    if (const double* d = std::get_if<double>(&row[3])) r.median_ms = *d;
+    else if (const int64_t* i = std::get_if<int64_t>(&row[3])) r.median_ms = double(*i);
+    if (const std::string* m = std::get_if<std::string>(&row[4])) r.message = *m;
+    out[std::get<std::string>(row[0])][std::get<std::string>(row[1])] = r;
+  }
+  return out;
+}
+
+void TuningRecorder::start_run(const std::string& strategy, const std::string& budget) {
+  guid_ = new_guid();
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  db::RunRecord r;
+  r.guid = guid_;
+  r.strategy = strategy;
+  r.budget = budget;
+  r.host = host;
+  db_.record_run_start(r);
+}
+
+void TuningRecorder::end_run() {
+  if (!guid_.empty()) db_.record_run_end(guid_);
+}
+
+void TuningRecorder::record(const gen::Params& params, const Compiled* compiled,
+                            const std::vector<Outcome>& outcomes) {
+  db_.begin();
+  try {
+    db::VariantRecord v;
+    v.generator_id = generator_id_;
+    v.signature = sig_key_;
+    v.parameters = params_key(params);
+    if (compiled) {
+      v.code_object = db_.record_code_object(compiled->code, toolchain_id_);
+      v.kernel = compiled->generated.kernel_name;
+      if (v.kernel.empty() && !compiled->code.kernels.empty()) v.kernel = compiled->code.kernels.front().name;
+      // The block size is the generator's for the first problem; grids depend on the problem.
+      try {
+        const auto launches = job_.generator->launches(job_.sig, params, job_.problems.front(),
+                                                       std::vector<uint64_t>(job_.generator->buffers(job_.sig, job_.problems.front()).size(), 0), {});
+        if (launches.size() == 1) {
+          const auto& b = launches.front().block;
+          v.launch = nlohmann::json({{"block", {b.x, b.y, b.z}}}).dump();
+        }
+      } catch (const std::exception&) {
+      }
+    }
+    const int64_t variant_id = db_.record_variant(v);
+    for (const auto& o : outcomes) {
+      db::MeasurementRecord m;
+      m.variant_id = variant_id;
+      m.device_id = device_id_;
+      m.problem = problem_key(o.problem);
+      m.status = std::string(to_string(o.status));
+      m.device_kind = device_.emulated ? "emulated" : "real";
+      m.timing_method = device_.emulated ? "emulator-estimate" : "events";
+      if (o.timing) {
+        m.median_ms = o.timing->median_ms;
+        m.p20_ms = o.timing->p20_ms;
+        m.p80_ms = o.timing->p80_ms;
+        m.min_ms = o.timing->min_ms;
+        m.count = o.timing->reps;
+        if (!o.timing->method.empty()) m.timing_method = o.timing->method;
+      }
+      m.run_guid = guid_;
+      m.message = o.message;
+      db_.record_measurement(m);
+      ++recorded_;
+    }
+    db_.commit();
+  } catch (...) {
+    db_.rollback();
+    throw;
+  }
+}
+
+} // namespace isatune::tune
