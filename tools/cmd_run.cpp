@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -22,6 +23,7 @@
 #include "isatune/loader/backend.h"
 #include "isatune/loader/kernargs.h"
 #include "isatune/toolchain/assembler.h"
+#include "run_generated.h"
 #include "source_target.h"
 
 namespace isatune::cli {
@@ -30,6 +32,7 @@ namespace {
 
 struct RunOptions {
   std::string input;
+  GeneratorArgs gen; // KERNEL mode: a generator name instead of a file
   std::string kernel;
   std::string grid = "1";
   std::string block = "64";
@@ -260,6 +263,21 @@ nlohmann::json report_json(const emu::HazardReport& r) {
 }
 
 int run_run(const RunOptions& opt) {
+  // A generator's name (and no file of that name): generate, run and check one variant.
+  if (!std::filesystem::exists(opt.input)) {
+    bool is_generator = false;
+    for (const gen::Generator* g : gen::all_generators()) is_generator = is_generator || g->name() == opt.input;
+    if (is_generator) {
+      GeneratedRunOptions g;
+      g.kernel = opt.input;
+      g.args = opt.gen;
+      g.device = opt.device;
+      g.threads = opt.threads;
+      g.seed = opt.seed;
+      g.json = opt.json;
+      return run_generated(g);
+    }
+  }
   CodeObject code = load_code(opt.input);
   if (code.kernels.empty()) throw InputError(opt.input + ": the code object has no kernels");
   const KernelInfo* kernel = nullptr;
@@ -464,7 +482,15 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, int& status) {
   auto opt = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand(
       "run", "Run one kernel once (on the CDNA emulator unless a GPU is present) and report hazards and timing");
-  cmd->add_option("file", opt->input, "Code object (.hsaco) or AMD assembly (.s, assembled in process)")->required();
+  cmd->add_option("file", opt->input,
+                  "Code object (.hsaco), AMD assembly (.s, assembled in process), or a generator name (gemm, "
+                  "softmax, ...: generate, run and check against the reference; then use --target, --sig, "
+                  "--param, --problem)")
+      ->required();
+  cmd->add_option("--target", opt->gen.target, "KERNEL mode: target ISA (default gfx942)");
+  cmd->add_option("--sig", opt->gen.sig, "KERNEL mode: signature fields k=v[,k=v...]");
+  cmd->add_option("--param", opt->gen.params, "KERNEL mode: tuning parameters k=v[,k=v...]");
+  cmd->add_option("--problem", opt->gen.problem, "KERNEL mode: problem sizes k=v[,k=v...]");
   cmd->add_option("--kernel", opt->kernel, "Kernel to run (default: the only one)");
   cmd->add_option("--grid", opt->grid, "Workgroups per dimension: X[,Y,Z] (default 1)");
   cmd->add_option("--block", opt->block, "Threads per workgroup: X[,Y,Z] (default 64)");

@@ -151,7 +151,9 @@ TEST(Cli, TargetsListsAllCdnaTargetsWithTheLlvmBackend) {
   auto text = run_isatune("targets");
   EXPECT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("gfx942"), std::string::npos);
-  if (!gfx950_has_backend) EXPECT_NE(text.out.find("none (needs LLVM >= 20)"), std::string::npos) << text.out;
+  if (!gfx950_has_backend) {
+    EXPECT_NE(text.out.find("none (needs LLVM >= 20)"), std::string::npos) << text.out;
+  }
 }
 
 TEST(Cli, MalformedAssemblyGivesLineAndColumn) {

@@ -1,0 +1,136 @@
+// `isatune gen KERNEL --target T --sig ... --param k=v ... [-o out.s|out.hsaco] [--problem ...] [--json]`:
+// generates one variant; prints its assembly (or writes it, assembled when the name ends in .hsaco), and with
+// --problem its static estimate (resources, FLOPs, bytes, roofline bound).
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "file_io.h"
+#include "generator_args.h"
+#include "isatune/tune/estimate.h"
+#include "isatune/tune/variant_runner.h"
+
+namespace isatune::cli {
+
+namespace {
+
+struct GenOptions {
+  std::string kernel;
+  GeneratorArgs args;
+  std::string output;
+  bool json = false;
+};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+nlohmann::json estimate_json(const tune::Estimate& e) {
+  return {{"vgprs", e.vgprs},
+          {"agprs", e.agprs},
+          {"sgprs", e.sgprs},
+          {"lds_bytes", e.lds_bytes},
+          {"scratch_bytes", e.scratch_bytes},
+          {"waves_per_simd", e.occupancy.waves_per_simd},
+          {"occupancy_limiter", e.occupancy.limiter},
+          {"workgroups", e.workgroups},
+          {"workgroup_size", e.workgroup_size},
+          {"flops", e.flops},
+          {"bytes", e.bytes},
+          {"intensity", e.intensity},
+          {"peak_tflops", e.peak_tflops},
+          {"peak_tbps", e.peak_tbps},
+          {"compute_ms", e.compute_ms},
+          {"memory_ms", e.memory_ms},
+          {"wave_efficiency", e.wave_efficiency},
+          {"bound_ms", e.bound_ms},
+          {"bound_by", e.bound_by}};
+}
+
+int run_gen(const GenOptions& opt) {
+  const gen::Generator& g = gen::find_generator(opt.kernel);
+  tune::VariantSpec spec;
+  spec.generator = &g;
+  spec.isa = generator_isa(g, opt.args.target);
+  spec.sig = gen::parse_signature(g, opt.args.sig);
+  spec.params = gen::parse_params(g.space(spec.isa, spec.sig), opt.args.params);
+  const bool want_code = ends_with(opt.output, ".hsaco") || !opt.args.problem.empty();
+
+  tune::Compiled compiled;
+  if (want_code) {
+    compiled = tune::compile_variant(spec);
+  } else {
+    compiled.generated = g.generate(spec.isa, spec.sig, spec.params);
+  }
+  std::optional<tune::Estimate> est;
+  if (!opt.args.problem.empty()) {
+    const gen::Problem problem = gen::parse_problem(g, opt.args.problem);
+    est = tune::estimate(compiled.code, g, spec.isa, spec.sig, spec.params, problem);
+  }
+
+  if (!opt.output.empty()) {
+    if (ends_with(opt.output, ".hsaco")) {
+      write_binary_file(opt.output, compiled.code.bytes);
+    } else {
+      const auto& t = compiled.generated.text;
+      write_binary_file(opt.output, std::vector<uint8_t>(t.begin(), t.end()));
+    }
+  }
+  if (opt.json) {
+    nlohmann::json j = {{"generator", g.name()},
+                        {"target", spec.isa},
+                        {"signature", spec.sig},
+                        {"kernel", compiled.generated.kernel_name}};
+    nlohmann::json p;
+    for (const auto& [k, v] : spec.params) p[k] = v.is_number ? nlohmann::json(v.number) : nlohmann::json(v.text);
+    j["params"] = p;
+    if (!opt.output.empty()) j["output"] = opt.output;
+    if (want_code) j["code_object"] = {{"sha256", compiled.code.sha256}, {"bytes", compiled.code.bytes.size()}};
+    if (opt.output.empty()) j["text"] = compiled.generated.text;
+    if (est) j["estimate"] = estimate_json(*est);
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  if (opt.output.empty() && !est) {
+    std::cout << compiled.generated.text;
+    return kExitOk;
+  }
+  std::cout << "variant  " << g.name() << " " << spec.isa << " " << gen::format(spec.sig) << " "
+            << gen::format(spec.params) << "\n";
+  if (!opt.output.empty()) std::cout << "wrote    " << opt.output << "\n";
+  if (est) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "registers %u VGPR (%u AGPR), %u SGPR; LDS %u B; scratch %u B; %u waves/SIMD (limited by %s)\n"
+                  "work     %.4g FLOP, %.4g B (%.3g FLOP/B) in %llu workgroups of %u threads\n"
+                  "roofline %.4g ms bound by %s (peaks %.1f TFLOP/s, %.2f TB/s; wave efficiency %.2f)\n",
+                  est->vgprs, est->agprs, est->sgprs, est->lds_bytes, est->scratch_bytes,
+                  est->occupancy.waves_per_simd, est->occupancy.limiter.c_str(), est->flops, est->bytes,
+                  est->intensity, (unsigned long long)est->workgroups, est->workgroup_size, est->bound_ms,
+                  est->bound_by.c_str(), est->peak_tflops, est->peak_tbps, est->wave_efficiency);
+    std::cout << buf;
+  }
+  return kExitOk;
+}
+
+} // namespace
+
+void add_gen_command(CLI::App& app, const GlobalOptions& global, int& status) {
+  auto opt = std::make_shared<GenOptions>();
+  auto* cmd = app.add_subcommand("gen", "Generate one variant of a kernel generator (assembly, or a code object)");
+  cmd->add_option("kernel", opt->kernel, "Generator: gemm, softmax, rmsnorm, layernorm (see `isatune space`)")
+      ->required();
+  add_target_and_signature_options(*cmd, opt->args);
+  add_param_option(*cmd, opt->args);
+  add_problem_option(*cmd, opt->args, false);
+  cmd->add_option("-o,--output", opt->output, "Write the assembly (.s) or the assembled code object (.hsaco)");
+  cmd->add_flag("--json", opt->json, "Print one JSON object (with the text when no -o)");
+  cmd->footer("With --problem, also prints the static estimate: registers, LDS, occupancy, FLOPs, bytes and the "
+              "roofline bound against the target's peaks.");
+  cmd->callback([opt, &global, &status] { status = run_guarded(global, [&] { return run_gen(*opt); }); });
+}
+
+} // namespace isatune::cli
