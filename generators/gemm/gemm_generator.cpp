@@ -50,12 +50,13 @@ class GemmGenerator : public Generator {
 public:
   std::string name() const override { return "gemm"; }
   std::string description() const override {
-    return "MFMA GEMM D = alpha*op(A)*op(B) + beta*C (column-major, f16/bf16 in, f32 accumulate)";
+    return "MFMA GEMM D = alpha*op(A)*op(B) + beta*C (column-major, f16/bf16/fp8 in, f32 accumulate)";
   }
   std::vector<std::string> targets() const override { return {"gfx90a", "gfx942", "gfx950"}; }
   std::vector<SignatureField> signature_schema() const override {
-    return {{"a", {"f16", "bf16"}, "type of A"},
-            {"b", {"f16", "bf16"}, "type of B (same as a)"},
+    const std::vector<std::string> in{"f16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp8_e4m3_fnuz", "fp8_e5m2_fnuz"};
+    return {{"a", in, "type of A (fp8: OCP fp8_e4m3/fp8_e5m2 on gfx950, fp8_*_fnuz on gfx942)"},
+            {"b", in, "type of B (as a for f16/bf16; for fp8 any fp8 type of a's family)"},
             {"cd", {"f32", "f16", "bf16"}, "type of C and D"},
             {"layout", {"NN", "NT", "TN", "TT"}, "op(A) op(B): N as stored column-major, T transposed"}};
   }
@@ -74,11 +75,11 @@ public:
     // The rules of why_invalid (gemm_params.cpp), in its order.
     return {"waves_m * waves_n is 1, 2 or 4",
             "tile_m is a multiple of waves_m * the MFMA's M, tile_n of waves_n * the MFMA's N",
-            "depth is a multiple of the MFMA's K",
+            "depth is a multiple of the MFMA's K (depth is 16/32 for f16/bf16, 32/64 for fp8)",
             "prefetch_local needs at least two MFMA k-steps per depth",
             "split_k > 1 uses wg_order=row",
-            "each tile's contiguous extent is a multiple of 2*vw elements and splits into whole 2*vw-element "
-            "loads per thread",
+            "each tile's contiguous extent is a multiple of the vw-dword vector (4*vw bytes: 2*vw f16/bf16 or "
+            "4*vw fp8 elements) and splits into whole vectors per thread",
             "LDS (A and B tiles with lds_pad, twice with prefetch_global) at most 64 KiB",
             "estimated VGPRs (accumulators + fragments + load slots, or the epilogue's) at most 256"};
   }
@@ -86,10 +87,11 @@ public:
   Space space(const std::string& isa, const Signature& sig) const override {
     check_isa(isa);
     GemmSig s = parse_sig(sig);
+    check_target(isa, s);
     std::vector<Parameter> params = parameters(isa, s);
     auto shared = std::make_shared<std::vector<Parameter>>(params);
     Constraint valid = [isa, s, shared](const Config& cfg) {
-      return why_invalid(isa, s, decode(isa, params_of_list(*shared, cfg))).empty();
+      return why_invalid(isa, s, decode(isa, s, params_of_list(*shared, cfg))).empty();
     };
     return Space(params, {valid});
   }
@@ -97,7 +99,8 @@ public:
   Generated generate(const std::string& isa, const Signature& sig, const Params& params) const override {
     check_isa(isa);
     GemmSig s = parse_sig(sig);
-    GemmConfig c = decode(isa, params);
+    check_target(isa, s);
+    GemmConfig c = decode(isa, s, params);
     // values outside the lists
     for (const auto& p : parameters(isa, s)) {
       auto it = params.find(p.name);
@@ -132,8 +135,8 @@ public:
       b.rows = uint64_t(cols), b.cols = uint64_t(rows), b.row_stride = uint64_t(ld);
       return b;
     };
-    v.push_back(mat("A", s.ab, BufferRole::input, d.a_rows, d.a_cols, d.lda));
-    v.push_back(mat("B", s.ab, BufferRole::input, d.b_rows, d.b_cols, d.ldb));
+    v.push_back(mat("A", s.a, BufferRole::input, d.a_rows, d.a_cols, d.lda));
+    v.push_back(mat("B", s.b, BufferRole::input, d.b_rows, d.b_cols, d.ldb));
     v.push_back(mat("C", s.cd, BufferRole::input, d.m, d.n, d.ldc));
     v.push_back(mat("D", s.cd, BufferRole::output, d.m, d.n, d.ldd));
     BufferSpec w;
@@ -168,7 +171,8 @@ public:
       auto it = scalars.find(n);
       return it == scalars.end() ? dflt : it->second;
     };
-    const int64_t e = 2 * vw;
+    const int64_t ein = s.in_bytes();
+    const int64_t e = 4 * vw / ein; // elements per fast-path vector
     const int64_t es = size_of(s.cd);
     // fast path: whole aligned 2*vw-element vectors never straddle the matrix edge
     const bool fast_a = d.lda % e == 0 && (s.a_trans ? d.k : d.m) % e == 0;
@@ -176,9 +180,10 @@ public:
     auto bytes = [](int64_t rows, int64_t cols, int64_t ld, int64_t esize) {
       return uint64_t((ld * (cols - 1) + rows) * esize);
     };
-    const uint64_t nrec[5] = {bytes(d.a_rows, d.a_cols, d.lda, 2), bytes(d.b_rows, d.b_cols, d.ldb, 2),
+    const uint64_t nrec[5] = {bytes(d.a_rows, d.a_cols, d.lda, ein), bytes(d.b_rows, d.b_cols, d.ldb, ein),
                               bytes(d.m, d.n, d.ldc, es), bytes(d.m, d.n, d.ldd, es),
-                              uint64_t(4 * d.m * d.n * 4)};
+                              // the workspace: split partial tiles (f32), used only with split_k > 1
+                              split > 1 ? uint64_t(split * d.m * d.n * 4) : 0};
     for (uint64_t n : nrec)
       if (n >= (uint64_t(1) << 30))
         throw InputError("gemm: a matrix of 1 GiB or more is not supported (32-bit buffer offsets)");
@@ -238,8 +243,8 @@ public:
     Dims d = dims_of(s, problem);
     Work w;
     w.flops = 2.0 * double(d.m) * double(d.n) * double(d.k);
-    w.bytes = double(d.m * d.k + d.k * d.n) * 2 + double(d.m * d.n) * 2 * double(size_of(s.cd));
-    w.matrix = true; // MFMA at the f16/bf16 rate
+    w.bytes = double(d.m * d.k + d.k * d.n) * s.in_bytes() + double(d.m * d.n) * 2 * double(size_of(s.cd));
+    w.matrix = true; // MFMA at the input type's rate
     return w;
   }
 

@@ -217,9 +217,9 @@ struct Emitter {
       b.emit("v_lshlrev_b32", {cv, log2i(o.e), cv}); // element index along the contiguous dimension
       b.emit("v_lshrrev_b32", {sv, log2i(groups), sv});
       Reg mn = o.kcontig ? sv : cv, k = o.kcontig ? cv : sv;
-      // LDS address: (mn * row + k) * 2 + base
-      b.emit("v_mul_u32_u24", {s.lds, p.row * 2, mn});
-      b.emit("v_lshl_add_u32", {s.lds, k, 1, s.lds});
+      // LDS address: (mn * row + k) * es + base
+      b.emit("v_mul_u32_u24", {s.lds, p.row_bytes, mn});
+      b.emit("v_lshl_add_u32", {s.lds, k, log2i(p.es), s.lds});
       if (!is_a)
         b.emit("v_add_u32", {s.lds, p.lds_b_base, s.lds});
       // global mn
@@ -229,7 +229,7 @@ struct Emitter {
       b.emit("v_cmp_gt_u32", {vcc(), X.ext, mn});
       b.emit("v_mov_b32", {s.off, 0x7fffffff});
       b.emit("v_cndmask_b32", {s.vk, s.off, k, vcc()});
-      // byte offset at k = kbeg: kcontig (mn * ld + kbeg + k) * 2, else (mn + (kbeg + k) * ld) * 2
+      // byte offset at k = kbeg: kcontig (mn * ld + kbeg + k) * es, else (mn + (kbeg + k) * ld) * es
       b.emit("v_add_u32", {k, s_kbeg, k});
       if (o.kcontig) {
         b.emit("v_mul_lo_u32", {s.off, mn, X.ld});
@@ -238,12 +238,13 @@ struct Emitter {
         b.emit("v_mul_lo_u32", {s.off, k, X.ld});
         b.emit("v_add_u32", {s.off, s.off, mn});
       }
-      b.emit("v_lshlrev_b32", {s.off, 1, s.off});
+      if (p.es > 1)
+        b.emit("v_lshlrev_b32", {s.off, log2i(p.es), s.off});
       X.slots.push_back(s);
     }
   }
 
-  // Fragment read bases (stage 0): ((wave_mn * W + lane % mm) * row + (lane / mm) * epl) * 2 (+ B base).
+  // Fragment read bases (stage 0): ((wave_mn * W + lane % mm) * row + (lane / mm) * epl) * es (+ B base).
   void setup_frag_reads(Operand& X, bool is_a) {
     const int mm = is_a ? c.shape.m : c.shape.n;
     const int W = is_a ? p.wm : p.wn;
@@ -252,9 +253,9 @@ struct Emitter {
     b.emit("v_and_b32", {v_t, mm - 1, v_lane});
     b.emit("s_mul_i32", {s_tmp, is_a ? s_wave_m : s_wave_n, W});
     b.emit("v_add_u32", {v_t, s_tmp, v_t});
-    b.emit("v_mul_u32_u24", {X.rd0, p.row * 2, v_t});
+    b.emit("v_mul_u32_u24", {X.rd0, p.row_bytes, v_t});
     b.emit("v_lshrrev_b32", {v_t, log2i(mm), v_lane});
-    b.emit("v_mul_u32_u24", {v_t, c.shape.epl() * 2, v_t});
+    b.emit("v_mul_u32_u24", {v_t, c.shape.epl() * p.es, v_t});
     b.emit("v_add_u32", {X.rd0, X.rd0, v_t});
     if (!is_a)
       b.emit("v_add_u32", {X.rd0, p.lds_b_base, X.rd0});
@@ -269,14 +270,12 @@ struct Emitter {
   // elements outside the matrix (k >= kend or m/n >= extent).
   void global_loads(Operand& X, bool fast) {
     const OperandPlan& o = *X.o;
-    // soffset = (kcur - kbeg) * (kcontig ? 2 : ld * 2); kleft = kend - kcur
+    // soffset = (kcur - kbeg) * (kcontig ? es : ld * es); kleft = kend - kcur
     b.emit("s_sub_u32", {s_soff, s_kcur, s_kbeg});
-    if (o.kcontig)
-      b.emit("s_lshl_b32", {s_soff, s_soff, 1});
-    else {
+    if (!o.kcontig)
       b.emit("s_mul_i32", {s_soff, s_soff, X.ld});
-      b.emit("s_lshl_b32", {s_soff, s_soff, 1});
-    }
+    if (p.es > 1)
+      b.emit("s_lshl_b32", {s_soff, s_soff, log2i(p.es)});
     b.emit("s_sub_u32", {s_tmp, s_kend, s_kcur}); // kleft (may be <= 0 on a prefetch past the end)
     for (const Slot& s : X.slots) {
       if (fast) {
@@ -296,8 +295,9 @@ struct Emitter {
           b.emit("s_and_b64", {vcc(), vcc(), s_pair});
         }
         b.emit("v_cndmask_b32", {v_t, v_oob, s.off, vcc()});
-        // the slot's elements are contiguous in memory: element e is 2e bytes further
-        b.emit("buffer_load_ushort", {s.g.sub(uint8_t(e)), v_t, X.rs, s_soff}, offen(2 * e));
+        // the slot's elements are contiguous in memory: element e is e * es bytes further
+        b.emit(p.es == 1 ? "buffer_load_ubyte" : "buffer_load_ushort", {s.g.sub(uint8_t(e)), v_t, X.rs, s_soff},
+               offen(p.es * e));
       }
     }
   }
@@ -311,26 +311,48 @@ struct Emitter {
         b.emit("v_add_u32", {v_t2, s_wr, s.lds});
         addr = v_t2;
       }
-      if (!fast) {
+      if (!fast && p.es == 1 && o.kcontig) {
+        // bytes, one per register, packed in place into vw dwords (dword j of bytes 4j..4j+3; register j is
+        // free once dword j/4 is built), then written as the fast path writes them
+        for (int j = 0; j < c.vw; ++j)
+          for (int q = 1; q < 4; ++q)
+            b.emit("v_lshl_or_b32",
+                   {s.g.sub(uint8_t(j)), s.g.sub(uint8_t(4 * j + q)), 8 * q, s.g.sub(uint8_t(q == 1 ? 4 * j : j))});
+      } else if (!fast) {
         for (int e = 0; e < o.e; ++e) {
           Modifiers m;
-          int off = o.kcontig ? 2 * e : e * p.row * 2;
+          int off = o.kcontig ? p.es * e : e * p.row_bytes;
           if (off)
             m.offset = off;
-          b.emit("ds_write_b16", {addr, s.g.sub(uint8_t(e))}, m);
+          b.emit(p.es == 1 ? "ds_write_b8" : "ds_write_b16", {addr, s.g.sub(uint8_t(e))}, m);
         }
         continue;
       }
       if (o.kcontig) {
-        // 2e bytes at addr: chunks of the largest width the row stride keeps aligned
-        int chunk = 2 * o.e;
-        while ((p.row * 2) % chunk != 0) chunk /= 2;
-        for (int off = 0; off < 2 * o.e; off += chunk)
+        // 4 * vw bytes at addr: chunks of the largest width the row stride keeps aligned
+        const int bytes = 4 * c.vw;
+        int chunk = bytes;
+        while (p.row_bytes % chunk != 0) chunk /= 2;
+        for (int off = 0; off < bytes; off += chunk)
           b.ds_write(addr, s.g.sub(uint8_t(off / 4), uint8_t(chunk / 4)), uint16_t(off));
+      } else if (p.es == 1) {
+        for (int e = 0; e < o.e; ++e) {
+          Modifiers m;
+          int off = e * p.row_bytes;
+          if (off)
+            m.offset = off;
+          // byte e of the vector: ds_write_b8 stores the low byte
+          Reg data = s.g.sub(uint8_t(e / 4));
+          if (e % 4) {
+            b.emit("v_lshrrev_b32", {v_t, 8 * (e % 4), data});
+            data = v_t;
+          }
+          b.emit("ds_write_b8", {addr, data}, m);
+        }
       } else {
         for (int e = 0; e < o.e; ++e) {
           Modifiers m;
-          int off = e * p.row * 2;
+          int off = e * p.row_bytes;
           if (off)
             m.offset = off;
           // the high half through a shift (the emulator does not model ds_write_b16_d16_hi)
@@ -369,9 +391,9 @@ struct Emitter {
 
   void read_frags(Operand& X, int set, int ks) {
     const int mm = X.is_a ? c.shape.m : c.shape.n;
-    const bool b128 = c.shape.ab_regs == 4 && (p.row * 2) % 16 == 0;
+    const bool b128 = c.shape.ab_regs == 4 && p.row_bytes % 16 == 0;
     for (size_t i = 0; i < X.frag[set].size(); ++i) {
-      const int off = (int(i) * mm * p.row + ks * c.shape.k) * 2;
+      const int off = (int(i) * mm * p.row + ks * c.shape.k) * p.es;
       Reg f = X.frag[set][i];
       if (c.shape.ab_regs == 2 || b128) {
         b.ds_read(f, X.rd, uint16_t(off));
@@ -387,7 +409,7 @@ struct Emitter {
       b.emit("v_add_u32", {A.rd, s_rd, A.rd0});
       b.emit("v_add_u32", {B.rd, s_rd, B.rd0});
     }
-    const std::string form = mfma_form(c.shape, sig.ab);
+    const std::string form = mfma_form(c.shape, sig);
     auto mfmas = [&](int set) {
       for (int i = 0; i < p.bm; ++i)
         for (int j = 0; j < p.bn; ++j) {
@@ -684,7 +706,10 @@ struct Emitter {
 
 std::string kernel_name(const GemmSig& sig, const Params& p) {
   auto i = [&](const char* n) { return std::to_string(param_int(p, n)); };
-  return "gemm_" + std::string(to_string(sig.ab)) + "_" + std::string(to_string(sig.cd)) + "_" + sig.layout + "_" +
+  std::string in(to_string(sig.a));
+  if (sig.b != sig.a)
+    in += "_" + std::string(to_string(sig.b));
+  return "gemm_" + in + "_" + std::string(to_string(sig.cd)) + "_" + sig.layout + "_" +
          i("tile_m") + "x" + i("tile_n") + "x" + i("depth") + "_w" + i("waves_m") + "x" + i("waves_n") + "_m" +
          param_str(p, "mfma") + "_v" + i("vw") + "_p" + i("lds_pad") + "_g" + i("prefetch_global") + "_l" +
          i("prefetch_local") + "_s" + i("split_k") + "_" + param_str(p, "wg_order");

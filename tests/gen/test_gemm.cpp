@@ -16,17 +16,22 @@ gen::Signature sig_of(const char* ab, const char* cd, const char* layout) {
 }
 
 // The rules of docs/gemm.md, re-derived independently of generators/gemm/gemm_params.cpp.
-uint64_t count_valid(const std::string& isa, bool a_trans, bool b_trans) {
+// fp8: 1-byte inputs, the fp8 MFMA shapes (2 VGPRs per operand), depth 32 or 64.
+uint64_t count_valid(const std::string& isa, bool a_trans, bool b_trans, bool fp8 = false) {
   struct Shape {
     int m, n, k, ab, cd;
   };
   std::vector<Shape> shapes{{32, 32, 8, 2, 16}, {16, 16, 16, 2, 4}};
   if (isa == "gfx950")
     shapes.push_back({32, 32, 16, 4, 16}), shapes.push_back({16, 16, 32, 4, 4});
+  if (fp8)
+    shapes = {{32, 32, 16, 2, 16}, {16, 16, 32, 2, 4}};
+  const int es = fp8 ? 1 : 2;
+  const std::vector<int> depths = fp8 ? std::vector<int>{32, 64} : std::vector<int>{16, 32};
   uint64_t n = 0;
   for (int tm : {32, 64, 128, 256})
     for (int tn : {32, 64, 128, 256})
-      for (int depth : {16, 32})
+      for (int depth : depths)
         for (int wm : {1, 2, 4})
           for (int wn : {1, 2, 4})
             for (const Shape& s : shapes)
@@ -45,7 +50,7 @@ uint64_t count_valid(const std::string& isa, bool a_trans, bool b_trans) {
                             continue;
                           if (split > 1 && order != 0)
                             continue;
-                          int threads = 64 * waves, e = 2 * vw;
+                          int threads = 64 * waves, e = 4 * vw / es;
                           // A: K contiguous when transposed; B: K contiguous when not transposed
                           auto ok = [&](bool kcontig, int t) {
                             int contiguous = kcontig ? depth : t;
@@ -54,7 +59,7 @@ uint64_t count_valid(const std::string& isa, bool a_trans, bool b_trans) {
                           if (!ok(a_trans, tm) || !ok(!b_trans, tn))
                             continue;
                           int row = depth + pad;
-                          int lds = (tm + tn) * row * 2 * (pgr ? 2 : 1);
+                          int lds = (tm + tn) * row * es * (pgr ? 2 : 1);
                           if (lds > 65536)
                             continue;
                           int bm = tm / wm / s.m, bn = tn / wn / s.n;
@@ -109,6 +114,16 @@ TEST(GemmGenerator, SpaceMatchesIndependentEnumeration) {
       std::printf("[gemm space] %s %s: %zu valid of %llu\n", isa.c_str(), layout, s.size(),
                   (unsigned long long)s.cartesian_size());
     }
+  for (std::string isa : {"gfx942", "gfx950"})
+    for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+      const char* a = isa == "gfx942" ? "fp8_e4m3_fnuz" : "fp8_e4m3";
+      const char* b = isa == "gfx942" ? "fp8_e5m2_fnuz" : "fp8_e5m2";
+      gen::Space s = g.space(isa, {{"a", a}, {"b", b}, {"cd", "f16"}, {"layout", layout}});
+      EXPECT_EQ(s.size(), count_valid(isa, layout[0] == 'T', layout[1] == 'T', true)) << isa << " fp8 " << layout;
+      EXPECT_GT(s.size(), 200u);
+      std::printf("[gemm space] %s fp8 %s: %zu valid of %llu\n", isa.c_str(), layout, s.size(),
+                  (unsigned long long)s.cartesian_size());
+    }
 }
 
 TEST(GemmGenerator, ReferenceHandComputed) {
@@ -146,6 +161,20 @@ TEST(GemmGenerator, EveryPointOfASpaceGenerates) {
   const gen::Generator& g = gemm();
   for (std::string isa : {"gfx90a", "gfx942", "gfx950"}) {
     gen::Signature sig = sig_of(isa == "gfx950" ? "bf16" : "f16", "f16", isa == "gfx90a" ? "NT" : "TN");
+    gen::Space s = g.space(isa, sig);
+    for (size_t i = 0; i < s.size(); i += 97) {
+      gen::Params p = gen::params_of(s, s.valid_config(i));
+      gen::Generated gd;
+      ASSERT_NO_THROW(gd = g.generate(isa, sig, p)) << isa << " " << gen::format(p);
+      ASSERT_LE(gd.cdna->arch_vgprs, 256u);
+    }
+  }
+  // fp8 (one mixed signature per target, every 97th point)
+  for (std::string isa : {"gfx942", "gfx950"}) {
+    gen::Signature sig{{"a", isa == "gfx942" ? "fp8_e5m2_fnuz" : "fp8_e4m3"},
+                       {"b", isa == "gfx942" ? "fp8_e4m3_fnuz" : "fp8_e5m2"},
+                       {"cd", "bf16"},
+                       {"layout", isa == "gfx942" ? "NT" : "TN"}};
     gen::Space s = g.space(isa, sig);
     for (size_t i = 0; i < s.size(); i += 97) {
       gen::Params p = gen::params_of(s, s.valid_config(i));

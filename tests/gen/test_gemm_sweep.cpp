@@ -23,6 +23,21 @@ std::vector<gen::Signature> all_signatures() {
   return v;
 }
 
+// fp8 signatures of a target (its MFMAs' encodings: FNUZ on gfx942, OCP on gfx950; none on gfx90a): the four
+// a x b combinations x 3 output types x 4 layouts.
+std::vector<gen::Signature> fp8_signatures(const std::string& isa) {
+  std::vector<gen::Signature> v;
+  if (isa != "gfx942" && isa != "gfx950")
+    return v;
+  const std::string sfx = isa == "gfx942" ? "_fnuz" : "";
+  for (const char* a : {"fp8_e4m3", "fp8_e5m2"})
+    for (const char* b : {"fp8_e4m3", "fp8_e5m2"})
+      for (const char* cd : {"f32", "f16", "bf16"})
+        for (const char* lay : {"NN", "NT", "TN", "TT"})
+          v.push_back({{"a", a + sfx}, {"b", b + sfx}, {"cd", cd}, {"layout", lay}});
+  return v;
+}
+
 int env_int(const char* name, int dflt) {
   const char* v = std::getenv(name);
   return v ? std::atoi(v) : dflt;
@@ -34,14 +49,18 @@ void sweep(const std::string& isa) {
   const int points = env_int("ISATUNE_GEMM_SWEEP_POINTS", 204);
   const gen::Generator& g = gemm();
   auto sigs = all_signatures();
+  auto sigs8 = fp8_signatures(isa); // with fp8: odd points take the fp8 signatures, even ones the 16-bit ones
   auto dev = emu::make_emu_device({.target = isa, .threads = 2});
   std::mt19937_64 rng(0x5eed + isa.size() * 131 + uint64_t(isa.back()));
-  double worst[3] = {0, 0, 0}; // by output type f32, f16, bf16
-  int runs = 0, failures = 0;
+  double worst[2][3] = {}; // by input (16-bit, fp8) and output type f32, f16, bf16
+  int runs = 0, runs8 = 0, failures = 0;
   auto t0 = std::chrono::steady_clock::now();
   std::map<std::string, gen::Space> spaces;
   for (int i = 0; i < points; ++i) {
-    const gen::Signature& sig = sigs[size_t(i) % sigs.size()];
+    const bool fp8 = !sigs8.empty() && i % 2 == 1;
+    const gen::Signature& sig = sigs8.empty() ? sigs[size_t(i) % sigs.size()]
+                                : fp8         ? sigs8[size_t(i / 2) % sigs8.size()]
+                                              : sigs[size_t(i / 2) % sigs.size()];
     const std::string key = gen::format(sig);
     auto it = spaces.find(key);
     if (it == spaces.end())
@@ -67,10 +86,11 @@ void sweep(const std::string& isa) {
                                      {"beta", i % 6 == 0 ? 0.0 : -1.0 + double(rng() % 1000) / 500.0}};
     RunOutcome r = run_problem(*dev, code, sig, params, prob, 1000 + uint64_t(i), sc);
     ++runs;
+    runs8 += fp8;
     const gen::DType out = g.output_dtype(sig);
     const double tol = gen::tolerance(out);
     int slot = out == gen::DType::f32 ? 0 : out == gen::DType::f16 ? 1 : 2;
-    worst[slot] = std::max(worst[slot], r.max_rel_error);
+    worst[fp8][slot] = std::max(worst[fp8][slot], r.max_rel_error);
     bool bad = r.max_rel_error > tol || !r.reports.empty();
     failures += bad;
     EXPECT_LE(r.max_rel_error, tol) << gen::format(prob) << " " << r.where;
@@ -79,8 +99,10 @@ void sweep(const std::string& isa) {
       FAIL() << "too many failures";
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("[gemm sweep %s] %d points, max rel error f32 %.3g f16 %.3g bf16 %.3g, %.1f s\n", isa.c_str(), runs,
-              worst[0], worst[1], worst[2], secs);
+  std::printf("[gemm sweep %s] %d points (%d fp8), max rel error f32 %.3g f16 %.3g bf16 %.3g; fp8 inputs: f32 %.3g "
+              "f16 %.3g bf16 %.3g, %.1f s\n",
+              isa.c_str(), runs, runs8, worst[0][0], worst[0][1], worst[0][2], worst[1][0], worst[1][1], worst[1][2],
+              secs);
 }
 
 } // namespace

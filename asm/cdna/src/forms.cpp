@@ -415,6 +415,7 @@ void memory(Table& t) {
   ds("ds_read_u16_d16_hi", all("ds_read_u16_d16_hi"), {defuse("vdst", kV), use("vaddr", kV)}, m_offset);
   ds("ds_write_b16_d16_hi", all("ds_write_b16_d16_hi"), {use("vaddr", kV), use("vdata", kV)}, m_offset);
   ds("ds_write_b16", all("ds_write_b16"), {use("vaddr", kV), use("vdata", kV)}, m_offset);
+  ds("ds_write_b8", all("ds_write_b8"), {use("vaddr", kV), use("vdata", kV)}, m_offset);
   ds("ds_swizzle_b32", all("ds_swizzle_b32"), {def("vdst", kV), use("vaddr", kV)}, m_swizzle);
   ds("ds_bpermute_b32", all("ds_bpermute_b32"), {def("vdst", kV), use("vaddr", kV), use("vdata", kV)},
      m_offset);
