@@ -4,7 +4,7 @@
 #include "wait_state_rules.h"
 
 #include <algorithm>
-#include <vector>
+#include <stdexcept>
 
 namespace isatune::cdna::detail {
 
@@ -38,6 +38,47 @@ bool is_valu_like(const Instruction& i) {
   }
 }
 
+void UnitList::add(const Reg& r) {
+  if (n_ == items_.size())
+    throw std::logic_error("wait_state_rules: more register operands than any form has");
+  items_[n_++] = units_of(r);
+}
+
+bool UnitList::overlaps(const Units& u) const {
+  for (const Units& x : *this)
+    if (x.overlaps(u))
+      return true;
+  return false;
+}
+
+bool UnitList::overlaps(const UnitList& o) const {
+  for (const Units& x : o)
+    if (overlaps(x))
+      return true;
+  return false;
+}
+
+View view_of(const Instruction& i) {
+  View v;
+  v.inst = &i;
+  for (const auto& r : i.uses()) {
+    v.uses.add(r);
+    if (!r.overlaps(exec()))
+      v.reads.add(r);
+  }
+  for (const auto& r : i.defs()) {
+    v.writes.add(r);
+    v.has_defs = true;
+    if (r.file == RegFile::vgpr || r.file == RegFile::agpr)
+      v.vwrites.add(r);
+    else if (r.overlaps(exec()))
+      v.writes_exec = true;
+    else if (r != scc())
+      v.swrites.add(r);
+  }
+  return v;
+}
+
 namespace {
 
 bool is_mem(const Instruction& i) {
@@ -46,45 +87,6 @@ bool is_mem(const Instruction& i) {
 }
 bool is_vmem(const Instruction& i) {
   return i.category() == Category::vmem_load || i.category() == Category::vmem_store;
-}
-
-bool any_overlap(const std::vector<Reg>& regs, const Units& u) {
-  for (const auto& r : regs)
-    if (units_of(r).overlaps(u))
-      return true;
-  return false;
-}
-
-// Register operands by role, split the way the rules name them.
-struct View {
-  std::vector<Reg> reads, writes; // uses() without EXEC (every vector instruction reads it); defs()
-  std::vector<Reg> vwrites;       // VGPR/AGPR writes
-  std::vector<Reg> swrites;       // SGPR/VCC/M0 writes (not EXEC, not SCC)
-  bool writes_exec = false;
-};
-
-View view(const Instruction& i) {
-  View v;
-  for (const auto& r : i.uses())
-    if (!r.overlaps(exec()))
-      v.reads.push_back(r);
-  v.writes = i.defs();
-  for (const auto& r : v.writes) {
-    if (r.file == RegFile::vgpr || r.file == RegFile::agpr)
-      v.vwrites.push_back(r);
-    else if (r.overlaps(exec()))
-      v.writes_exec = true;
-    else if (r != scc())
-      v.swrites.push_back(r);
-  }
-  return v;
-}
-
-bool overlap(const std::vector<Reg>& a, const std::vector<Reg>& b) {
-  for (const auto& x : a)
-    if (any_overlap(b, units_of(x)))
-      return true;
-  return false;
 }
 
 const Reg* reg_operand(const Instruction& i, size_t n) {
@@ -144,13 +146,13 @@ int mfma_rules(Gfx g, const Instruction& p, const Instruction& c, const View& cv
   }
   if (is_valu_like(c) || is_mem(c)) {
     const int read = xdl ? xdl_read(g, n) : n + 2;
-    if (any_overlap(cv.reads, du))
+    if (cv.reads.overlaps(du))
       want(read);
-    if (f64 && is_mem(c) && any_overlap(cv.reads, du))
+    if (f64 && is_mem(c) && cv.reads.overlaps(du))
       want(18); // DGEMM 16x16x4 D -> VMEM/DS read
-    if (any_overlap(cv.writes, du))
+    if (cv.writes.overlaps(du))
       want(read); // WAW
-    if (srcc && any_overlap(cv.writes, units_of(*srcc)))
+    if (srcc && cv.writes.overlaps(units_of(*srcc)))
       want(n - 1); // WAR: the MFMA reads SrcC over its passes
   }
   return need;
@@ -162,17 +164,17 @@ int valu_rules(Gfx g, const Instruction& p, const Instruction& c, const View& pv
   const bool post90a = g != Gfx::gfx90a;
   const bool dot = p.category() == Category::dot;
   if (c.category() == Category::mfma) {
-    std::vector<Reg> srcs;
+    UnitList srcs;
     for (size_t i = 1; i <= 3; ++i)
       if (const Reg* r = reg_operand(c, i))
-        srcs.push_back(*r);
-    if (!dot && overlap(pv.vwrites, srcs))
+        srcs.add(*r);
+    if (!dot && pv.vwrites.overlaps(srcs))
       want(2);
     if (pv.writes_exec)
       want(4);
   }
   if (dot && (is_valu_like(c) || c.category() == Category::mfma) &&
-      (overlap(pv.vwrites, cv.reads) || overlap(pv.vwrites, cv.writes)))
+      (pv.vwrites.overlaps(cv.reads) || pv.vwrites.overlaps(cv.writes)))
     want(3);
   if (c.category() == Category::dpp && pv.writes_exec)
     want(5);
@@ -180,25 +182,25 @@ int valu_rules(Gfx g, const Instruction& p, const Instruction& c, const View& pv
     const bool writelane = c.form().name == "v_writelane_b32";
     if (post90a) {
       const Reg* src0 = reg_operand(c, 1);
-      if (!writelane && src0 && any_overlap(pv.vwrites, units_of(*src0)))
+      if (!writelane && src0 && pv.vwrites.overlaps(units_of(*src0)))
         want(1);
       if (pv.writes_exec)
         want(4);
     }
     const Reg* sel = c.form().name == "v_readfirstlane_b32" ? nullptr : reg_operand(c, 2);
-    if (sel && any_overlap(pv.swrites, units_of(*sel)))
+    if (sel && pv.swrites.overlaps(units_of(*sel)))
       want(4);
   }
-  if (is_vmem(c) && overlap(pv.swrites, cv.reads))
+  if (is_vmem(c) && pv.swrites.overlaps(cv.reads))
     want(5); // saddr, V#, soffset
-  if (post90a && is_valu_like(c) && overlap(pv.swrites, cv.reads))
+  if (post90a && is_valu_like(c) && pv.swrites.overlaps(cv.reads))
     want(2);
   if (post90a && p.category() == Category::trans && is_valu_like(c) && c.category() != Category::trans &&
-      overlap(pv.vwrites, cv.reads))
+      pv.vwrites.overlaps(cv.reads))
     want(1);
   // fp8 conversions write a byte/word select of vdst (dst-sel hazard).
   if (post90a && (p.form().name == "v_cvt_pk_fp8_f32" || p.form().name == "v_cvt_pk_bf8_f32") &&
-      is_valu_like(c) && (overlap(pv.vwrites, cv.reads) || overlap(pv.vwrites, cv.writes)))
+      is_valu_like(c) && (pv.vwrites.overlaps(cv.reads) || pv.vwrites.overlaps(cv.writes)))
     want(1);
   return need;
 }
@@ -218,20 +220,20 @@ int store_rules(Gfx g, const Instruction& p, const Instruction& c, const View& c
     if (soffset && soffset->file == RegFile::sgpr && !vaddr_off)
       return 0;
   }
-  return any_overlap(cv.writes, units_of(*data)) ? (g == Gfx::gfx90a ? 1 : 2) : 0;
+  return cv.writes.overlaps(units_of(*data)) ? (g == Gfx::gfx90a ? 1 : 2) : 0;
 }
 
 } // namespace
 
-int wait_states_needed(const Instruction& p, const Instruction& c) {
+int wait_states_needed(const View& pv, const View& cv) {
+  const Instruction& p = *pv.inst;
+  const Instruction& c = *cv.inst;
   const Gfx g = p.target();
-  const View cv = view(c);
   int need = 0;
   if (p.category() == Category::mfma && p.mfma_passes())
     return mfma_rules(g, p, c, cv);
-  const View pv = view(p);
   // Any write of a VGPR, then a DPP instruction reading it: 2 (VALU results and memory loads alike).
-  if (c.category() == Category::dpp && overlap(pv.vwrites, cv.reads))
+  if (c.category() == Category::dpp && pv.vwrites.overlaps(cv.reads))
     need = 2;
   if (is_valu_like(p))
     need = std::max(need, valu_rules(g, p, c, pv, cv));

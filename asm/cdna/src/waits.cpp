@@ -4,12 +4,16 @@
 // states issued since (for the rules of wait_state_rules.cpp). At a label the states of all predecessors are
 // merged conservatively: a register pending on any path stays pending with the smallest count seen, a
 // producer seen on any path stays with its shortest distance. The fixed point is reached by joining into the
-// block entry states until nothing changes; the insertions are then made from those states in one last walk.
+// block entry states until nothing changes. Each walk records the padding its block needs; a block's last
+// walk saw its final entry state, so those records are the answer and the body is rebuilt from them.
+// Speed (docs/performance.md "insert_waits"): every statement's registers are split by role once per run
+// (detail::View), and only blocks whose entry state changed are walked again.
 #include "isatune/cdna/waits.h"
 
 #include <algorithm>
 #include <array>
 #include <bitset>
+#include <map>
 #include <optional>
 
 #include "wait_counters.h"
@@ -25,7 +29,7 @@ using detail::kNumUnits;
 using detail::kVmMax;
 using detail::Queue;
 using detail::Units;
-using detail::units_of;
+using detail::View;
 
 struct Producer {
   uint32_t stmt;    // index in the original body
@@ -90,53 +94,109 @@ struct State {
   }
 };
 
-void set_bits(std::bitset<kNumUnits>& b, const Reg& r) {
-  Units u = units_of(r);
+void set_bits(std::bitset<kNumUnits>& b, const Units& u) {
   for (uint16_t i = u.first; i < u.first + u.count && i < kNumUnits; ++i)
     b.set(i);
 }
 
+// What a statement needs before it: an s_waitcnt (when vm or lgkm is set), then s_nops for `nop_states`.
+struct Padding {
+  size_t stmt = 0;
+  std::optional<uint8_t> vm, lgkm;
+  int nop_states = 0;
+};
+
 struct Block {
   size_t begin = 0, end = 0;
   std::vector<size_t> succs;
+  std::vector<Padding> padding; // from the block's latest walk
 };
 
 class Pass {
 public:
-  explicit Pass(Kernel& k) : kernel_(k), body_(k.body), gfx_(k.target.info->gfx) {
+  explicit Pass(Kernel& k) : kernel_(k), body_(std::move(k.body)), gfx_(k.target.info->gfx) {
     xnack_ = k.target.xnack != FeatureState::off;
+    views_.reserve(body_.size());
+    for (const Statement& s : body_) {
+      const auto* in = std::get_if<Instruction>(&s);
+      views_.push_back(in ? detail::view_of(*in) : View{});
+    }
     build_blocks();
   }
 
   WaitStats run() {
+    // Sweeps in block order until one changes nothing. A block whose entry state is unchanged since its last
+    // walk would give the same exit state, which its successors already hold, so it is skipped: the states
+    // reached are those of walking every block in every sweep.
     std::vector<State> in(blocks_.size());
+    std::vector<bool> dirty(blocks_.size(), false), walked(blocks_.size(), false);
     if (!blocks_.empty())
-      in[0].reached = true;
+      in[0].reached = dirty[0] = true;
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t b = 0; b < blocks_.size(); ++b) {
-        if (!in[b].reached)
+        if (!in[b].reached || !dirty[b])
           continue;
-        State out = walk(blocks_[b], in[b], nullptr);
+        dirty[b] = false;
+        walked[b] = true;
+        State out = walk(blocks_[b], in[b]);
         for (size_t s : blocks_[b].succs)
-          changed |= in[s].join(out);
+          if (in[s].join(out))
+            dirty[s] = changed = true;
       }
     }
-    std::vector<Statement> out;
-    out.reserve(body_.size() + body_.size() / 4);
     for (size_t b = 0; b < blocks_.size(); ++b)
-      walk(blocks_[b], in[b], &out);
-    kernel_.body = std::move(out);
+      if (!walked[b]) // unreachable: padded as if entered with nothing pending
+        walk(blocks_[b], in[b]);
+    rebuild_body();
     return stats_;
   }
 
 private:
   Kernel& kernel_;
-  const std::vector<Statement> body_; // the original statements: producers are named by their index here
+  std::vector<Statement> body_; // the original statements: producers are named by their index here
+  std::vector<View> views_;     // per statement (empty for labels)
   Gfx gfx_;
   bool xnack_ = false;
   std::vector<Block> blocks_;
   WaitStats stats_;
+  std::map<int, Instruction> waitcnts_; // by vm * 256 + lgkm (255: none); built once each
+
+  void rebuild_body() {
+    std::vector<Statement> out;
+    out.reserve(body_.size() + body_.size() / 4);
+    for (Block& blk : blocks_) {
+      auto pad = blk.padding.begin();
+      for (size_t i = blk.begin; i < blk.end; ++i) {
+        for (; pad != blk.padding.end() && pad->stmt == i; ++pad)
+          emit(*pad, out);
+        out.push_back(std::move(body_[i]));
+      }
+    }
+    kernel_.body = std::move(out);
+  }
+
+  void emit(const Padding& p, std::vector<Statement>& out) {
+    if (p.vm || p.lgkm) {
+      const int key = (p.vm ? *p.vm : 255) * 256 + (p.lgkm ? *p.lgkm : 255);
+      auto it = waitcnts_.find(key);
+      if (it == waitcnts_.end()) {
+        Modifiers m;
+        m.vmcnt = p.vm;
+        m.lgkmcnt = p.lgkm;
+        it = waitcnts_.emplace(key, make_instruction(gfx_, "s_waitcnt", {}, m)).first;
+      }
+      out.push_back(it->second);
+      ++stats_.waitcnts_inserted;
+    }
+    for (int deficit = p.nop_states; deficit > 0;) {
+      int n = std::min(deficit, 16); // s_nop 15 = 16 wait states at most
+      deficit -= n;
+      out.push_back(make_instruction(gfx_, "s_nop", {n - 1}));
+      ++stats_.nops_inserted;
+      stats_.nop_states += static_cast<uint32_t>(n);
+    }
+  }
 
   void build_blocks() {
     std::vector<size_t> block_of_label(kernel_.label_names.size() + 1, SIZE_MAX);
@@ -145,7 +205,7 @@ private:
       cur.end = end;
       if (cur.end > cur.begin)
         blocks_.push_back(cur);
-      cur = Block{end, end, {}};
+      cur = Block{end, end, {}, {}};
     };
     for (size_t i = 0; i < body_.size(); ++i) {
       if (const auto* l = std::get_if<LabelDef>(&body_[i])) {
@@ -178,26 +238,21 @@ private:
     }
   }
 
-  // Walks one block from its entry state; with `out`, appends the block's statements and insertions.
-  State walk(const Block& blk, State st, std::vector<Statement>* out) {
-    for (size_t i = blk.begin; i < blk.end; ++i) {
-      const auto* in = std::get_if<Instruction>(&body_[i]);
-      if (!in) {
-        if (out)
-          out->push_back(body_[i]);
-        continue;
-      }
-      step(*in, static_cast<uint32_t>(i), st, out);
-    }
+  // Walks one block from its entry state, recording the padding it needs.
+  State walk(Block& blk, State st) {
+    blk.padding.clear();
+    for (size_t i = blk.begin; i < blk.end; ++i)
+      if (views_[i].inst)
+        step(views_[i], static_cast<uint32_t>(i), st, blk.padding);
     return st;
   }
 
   // The s_waitcnt counts this instruction needs first (nullopt: none on that counter).
-  void memory_needs(const Instruction& in, const State& st, std::optional<uint8_t>& vm,
+  void memory_needs(const View& v, const State& st, std::optional<uint8_t>& vm,
                     std::optional<uint8_t>& lgkm) const {
+    const Instruction& in = *v.inst;
     auto need = [](std::optional<uint8_t>& w, uint8_t c) { w = w ? std::min(*w, c) : c; };
-    auto check = [&](const Reg& r, bool skip_vm, bool skip_lgkm) {
-      Units u = units_of(r);
+    auto check = [&](const Units& u, bool skip_vm, bool skip_lgkm) {
       for (uint16_t k = u.first; k < u.first + u.count && k < kNumUnits; ++k) {
         if (!skip_vm && st.vm.after[k] != kNone)
           need(vm, st.vm.count_for(st.vm.after[k]));
@@ -205,41 +260,39 @@ private:
           need(lgkm, st.lgkm.count_for(st.lgkm.after[k]));
       }
     };
-    for (const auto& r : in.uses()) // RAW
-      check(r, false, false);
+    for (const Units& u : v.uses) // RAW
+      check(u, false, false);
     // WAW. Results of one in-order counter land in issue order, so a later load of the same kind may target
     // a register an earlier one has not yet written. SMEM completes out of order: it waits.
     const bool vm_load = in.category() == Category::vmem_load && in.counter() == Counter::vm;
     const bool ds_load = in.category() == Category::ds;
-    for (const auto& r : in.defs())
-      check(r, vm_load, ds_load && !r.is_scalar());
+    for (const Units& u : v.writes) // SGPRs and specials (VCC, M0, EXEC, SCC) number below v0
+      check(u, vm_load, ds_load && !is_scalar(u));
     // s_barrier orders LDS traffic between waves only once this wave's LDS operations are complete.
     if (in.category() == Category::barrier && st.lgkm.ds_newest != kNone)
       need(lgkm, st.lgkm.count_for(st.lgkm.ds_newest));
   }
 
-  int wait_state_deficit(const Instruction& in, const State& st) const {
+  int wait_state_deficit(const View& v, const State& st) const {
+    const Instruction& in = *v.inst;
     int deficit = 0;
-    for (const auto& p : st.window) {
-      const Instruction& prod = std::get<Instruction>(body_[p.stmt]);
-      deficit = std::max(deficit, detail::wait_states_needed(prod, in) - int(p.distance));
-    }
+    for (const auto& p : st.window)
+      deficit = std::max(deficit, detail::wait_states_needed(views_[p.stmt], v) - int(p.distance));
     // gfx90a: VALU writes a VGPR, a DGEMM issues, then a VMEM reads that VGPR: 2 wait states after the VALU.
     if (gfx_ == Gfx::gfx90a &&
         (in.category() == Category::vmem_load || in.category() == Category::vmem_store)) {
       for (const auto& p : st.window) {
-        const Instruction& prod = std::get<Instruction>(body_[p.stmt]);
+        const Instruction& prod = *views_[p.stmt].inst;
         if (p.distance >= 2 || !detail::is_valu_like(prod))
           continue;
         bool dgemm_between = std::any_of(st.window.begin(), st.window.end(), [&](const Producer& q) {
-          const Instruction& m = std::get<Instruction>(body_[q.stmt]);
+          const Instruction& m = *views_[q.stmt].inst;
           return q.distance < p.distance && m.category() == Category::mfma &&
                  m.form().mfma_class == MfmaClass::f64;
         });
         bool reads = false;
-        for (const auto& d : prod.defs())
-          for (const auto& u : in.uses())
-            reads = reads || (d.file == RegFile::vgpr && d.overlaps(u));
+        for (const Units& d : views_[p.stmt].writes)
+          reads = reads || (is_vgpr(d) && v.uses.overlaps(d));
         if (dgemm_between && reads)
           deficit = std::max(deficit, 2 - int(p.distance));
       }
@@ -250,17 +303,20 @@ private:
       int k = clause_of(in);
       if (k >= 0 && st.clause_defs[k].any()) {
         auto defs = st.clause_defs[k], uses = st.clause_uses[k];
-        for (const auto& r : in.defs())
-          set_bits(defs, r);
-        for (const auto& r : in.uses())
-          if (!r.overlaps(exec()))
-            set_bits(uses, r);
+        for (const Units& u : v.writes)
+          set_bits(defs, u);
+        for (const Units& u : v.reads)
+          set_bits(uses, u);
         if ((defs & uses).any())
           deficit = std::max(deficit, 1);
       }
     }
     return deficit;
   }
+
+  // Unit numbers (detail::Units): SGPRs and specials below v0 and from scc up, VGPRs v0..v255.
+  static bool is_scalar(const Units& u) { return u.first < 128 || u.first >= 640; }
+  static bool is_vgpr(const Units& u) { return u.first >= 128 && u.first < 384; }
 
   static int clause_of(const Instruction& in) {
     if (in.category() == Category::smem)
@@ -278,15 +334,15 @@ private:
   }
 
   // Any other instruction: issue, then every remembered producer is one wait state further away.
-  void issue(const Instruction& in, uint32_t idx, State& st) {
+  void issue(const View& v, uint32_t idx, State& st) {
+    const Instruction& in = *v.inst;
     const Counter k = in.counter();
     const bool load = in.category() == Category::vmem_load || in.category() == Category::ds ||
                       in.category() == Category::smem;
     auto push = [&](Queue& q, bool ooo) {
       q.issue();
       if (load)
-        for (const auto& r : in.defs()) {
-          Units u = units_of(r);
+        for (const Units& u : v.writes) {
           for (uint16_t i = u.first; i < u.first + u.count && i < kNumUnits; ++i)
             q.after[i] = 0;
         }
@@ -300,7 +356,7 @@ private:
         st.lgkm.ds_newest = 0;
     }
     st.advance(1);
-    if (!in.defs().empty() || in.category() == Category::vmem_store) {
+    if (v.has_defs || in.category() == Category::vmem_store) {
       auto it = std::lower_bound(st.window.begin(), st.window.end(), idx,
                                  [](const Producer& p, uint32_t s) { return p.stmt < s; });
       if (it != st.window.end() && it->stmt == idx)
@@ -315,60 +371,45 @@ private:
         st.clause_uses[k2].reset();
       }
     if (c >= 0) {
-      for (const auto& r : in.defs())
-        set_bits(st.clause_defs[c], r);
-      for (const auto& r : in.uses())
-        if (!r.overlaps(exec()))
-          set_bits(st.clause_uses[c], r);
+      for (const Units& u : v.writes)
+        set_bits(st.clause_defs[c], u);
+      for (const Units& u : v.reads)
+        set_bits(st.clause_uses[c], u);
     }
   }
 
-  void step(const Instruction& in, uint32_t idx, State& st, std::vector<Statement>* out) {
+  void step(const View& v, uint32_t idx, State& st, std::vector<Padding>& padding) {
+    const Instruction& in = *v.inst;
     const Category cat = in.category();
     if (cat == Category::waitcnt) {
       apply_wait(st, in.modifiers().vmcnt, in.modifiers().lgkmcnt);
       st.advance(1);
       st.end_clause();
-      if (out)
-        out->push_back(in);
       return;
     }
     if (cat == Category::nop) {
       const auto& op = in.operands()[0];
       st.advance(static_cast<uint32_t>(op.imm & 0xf) + 1);
       st.end_clause();
-      if (out)
-        out->push_back(in);
       return;
     }
-    std::optional<uint8_t> vm, lgkm;
-    memory_needs(in, st, vm, lgkm);
-    if (vm || lgkm) {
-      apply_wait(st, vm, lgkm);
+    Padding pad{idx, std::nullopt, std::nullopt, 0};
+    memory_needs(v, st, pad.vm, pad.lgkm);
+    if (pad.vm || pad.lgkm) {
+      apply_wait(st, pad.vm, pad.lgkm);
       st.advance(1);
       st.end_clause();
-      if (out) {
-        Modifiers m;
-        m.vmcnt = vm;
-        m.lgkmcnt = lgkm;
-        out->push_back(make_instruction(gfx_, "s_waitcnt", {}, m));
-        ++stats_.waitcnts_inserted;
-      }
     }
-    for (int deficit = wait_state_deficit(in, st); deficit > 0;) {
+    for (int deficit = wait_state_deficit(v, st); deficit > 0;) {
       int n = std::min(deficit, 16); // s_nop 15 = 16 wait states at most
       st.advance(static_cast<uint32_t>(n));
       st.end_clause();
       deficit -= n;
-      if (out) {
-        out->push_back(make_instruction(gfx_, "s_nop", {n - 1}));
-        ++stats_.nops_inserted;
-        stats_.nop_states += static_cast<uint32_t>(n);
-      }
+      pad.nop_states += n;
     }
-    issue(in, idx, st);
-    if (out)
-      out->push_back(in);
+    if (pad.vm || pad.lgkm || pad.nop_states)
+      padding.push_back(pad);
+    issue(v, idx, st);
   }
 };
 
