@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -298,20 +299,27 @@ int64_t Database::record_variant(const VariantRecord& v) {
         throw InputError(path_ + ": variant refers to code object " + v.code_object + " kernel '" + v.kernel +
                          "', which is not recorded; record the code object first");
     }
+    // Looked up first with IS: a variant that failed to compile has no code object, and the UNIQUE constraint
+    // treats NULLs as distinct, so INSERT OR IGNORE alone would add it again on every rerun.
+    auto find = [&]() -> std::optional<int64_t> {
+      Stmt q(db_, "SELECT id FROM variants WHERE generator_id=? AND signature=? AND parameters=? AND "
+                  "code_object IS ? AND kernel=?");
+      q.bind(1, v.generator_id).bind(2, sig).bind(3, params);
+      if (v.code_object.empty()) q.bind_null(4);
+      else q.bind(4, v.code_object);
+      q.bind(5, v.kernel);
+      if (!q.step()) return std::nullopt;
+      return q.int64(0);
+    };
+    if (auto id = find()) return *id;
     Stmt ins(db_, "INSERT OR IGNORE INTO variants(generator_id, signature, parameters, code_object, kernel, launch) "
                   "VALUES(?,?,?,?,?,?)");
     ins.bind(1, v.generator_id).bind(2, sig).bind(3, params);
     if (v.code_object.empty()) ins.bind_null(4);
     else ins.bind(4, v.code_object);
     ins.bind(5, v.kernel).bind(6, launch).step();
-    Stmt q(db_, "SELECT id FROM variants WHERE generator_id=? AND signature=? AND parameters=? AND code_object IS ? "
-                "AND kernel=?");
-    q.bind(1, v.generator_id).bind(2, sig).bind(3, params);
-    if (v.code_object.empty()) q.bind_null(4);
-    else q.bind(4, v.code_object);
-    q.bind(5, v.kernel);
-    if (!q.step()) throw Error(path_ + ": variant row vanished after insert");
-    return q.int64(0);
+    if (auto id = find()) return *id;
+    throw Error(path_ + ": variant row vanished after insert");
   });
 }
 

@@ -56,13 +56,15 @@ TEST(Fp8DType, EveryPatternRoundTrips) {
       ASSERT_TRUE(std::isfinite(v)) << x;
       EXPECT_EQ(gen::encode(fnuz, v), x) << gen::to_string(fnuz) << " " << x;
       const double o = gen::decode(ocp, x);
-      if (std::isfinite(o))
+      if (std::isfinite(o)) {
         EXPECT_EQ(v, o / 2) << gen::to_string(fnuz) << " " << x;
+      }
     }
     for (DType t : {DType::fp8_e4m3, DType::fp8_e5m2}) {
       const double v = gen::decode(t, x);
-      if (std::isfinite(v))
+      if (std::isfinite(v)) {
         EXPECT_EQ(gen::encode(t, v), x) << gen::to_string(t) << " " << x;
+      }
     }
   }
 }

@@ -255,6 +255,12 @@ TEST(Database, RecordsAreIdempotentAndValidated) {
   EXPECT_THROW(d.record_measurement(m), InputError);
   db::VariantRecord v{ids.generator, "{}", "{}", std::string(64, 'a'), "k"};
   EXPECT_THROW(d.record_variant(v), InputError);
+  // A variant that failed to compile (no code object) is recorded once, however often it is recorded.
+  db::VariantRecord failed{ids.generator, R"({"a":"f16"})", R"({"tile":48})", "", "k"};
+  const int64_t first = d.record_variant(failed);
+  EXPECT_EQ(d.record_variant(failed), first);
+  auto rows = d.query("SELECT COUNT(*) FROM variants WHERE code_object IS NULL");
+  EXPECT_EQ(std::get<int64_t>(rows.at(0).at(0)), 1);
   // The stored code object round-trips, descriptor and arguments included.
   auto back = d.code_object(testutil::code_object("variant1").sha256);
   ASSERT_EQ(back.kernels.size(), 1u);
