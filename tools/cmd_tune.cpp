@@ -479,7 +479,8 @@ void add_tune_command(CLI::App& app, const GlobalOptions& global, int& status) {
   cmd->add_option("-j,--compile-threads", opt->compile_threads, "Compile threads (default: every core)");
   cmd->add_option("--replay", opt->replay, "Recorded tuning space played back as the device");
   cmd->add_option("--strategy", opt->strategy,
-                  "exhaustive, random, annealing, genetic, ils or hybrid (default)");
+                  "exhaustive, random, annealing, genetic, ils, hybrid or bayes (default: a Gaussian-process "
+                  "model with expected improvement per cost, then local search)");
   cmd->add_option(
       "--budget", opt->budget,
       "N evaluations, a device-time budget (90s, 10m, 2h), or auto: the methodology budget of the file "

@@ -5,7 +5,7 @@ namespace isatune::tune {
 
 const std::vector<std::string>& strategy_names() {
   static const std::vector<std::string> names = {"exhaustive", "random", "annealing",
-                                                 "genetic",    "ils",    "hybrid"};
+                                                 "genetic",    "ils",    "hybrid", "bayes"};
   return names;
 }
 
@@ -22,6 +22,8 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name) {
     return make_ils();
   if (name == "hybrid")
     return make_hybrid();
+  if (name == "bayes")
+    return make_bayes();
   std::string known;
   for (const auto& n : strategy_names())
     known += (known.empty() ? "" : ", ") + n;

@@ -15,10 +15,10 @@ public:
   virtual void run(SearchContext& ctx) = 0;
 };
 
-// Names: exhaustive, random, annealing, genetic, ils, hybrid (the default). Throws InputError when unknown.
+// Names: exhaustive, random, annealing, genetic, ils, hybrid, bayes (the default). Throws InputError when unknown.
 std::unique_ptr<Strategy> make_strategy(const std::string& name);
 const std::vector<std::string>& strategy_names();
-inline constexpr const char* kDefaultStrategy = "hybrid";
+inline constexpr const char* kDefaultStrategy = "bayes";
 
 std::unique_ptr<Strategy> make_exhaustive();
 std::unique_ptr<Strategy> make_random();
@@ -26,5 +26,6 @@ std::unique_ptr<Strategy> make_annealing();
 std::unique_ptr<Strategy> make_genetic();
 std::unique_ptr<Strategy> make_ils();
 std::unique_ptr<Strategy> make_hybrid();
+std::unique_ptr<Strategy> make_bayes();
 
 } // namespace isatune::tune
