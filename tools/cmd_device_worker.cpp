@@ -3,9 +3,12 @@
 // anything else the process prints goes to stderr, so a stray message cannot corrupt the protocol.
 #include <unistd.h>
 
+#include <cstdint>
+
 #include "commands.h"
 #include "exit_codes.h"
 #include "isatune/emu/backend.h"
+#include "isatune/emu/emulator.h"
 #include "isatune/loader/backend.h"
 #include "isatune/tune/device_worker.h"
 
@@ -23,6 +26,11 @@ void add_device_worker_command(CLI::App& app, const GlobalOptions&, int& status)
     try {
       emu::register_emu_backend();
       device = loader::open_device(*spec);
+      // In the worker the parent's watchdog bounds a hang. The emulator's own instruction limit would end an
+      // endless loop as a runtime error first on a fast machine and as a timeout on a slow one; without it a
+      // hang is always a timeout, as on a GPU.
+      if (auto* emulator = dynamic_cast<emu::EmuDevice*>(device.get()))
+        emulator->set_max_instructions_per_wave(UINT64_MAX);
     } catch (const std::exception& e) {
       status = tune::report_device_worker_error(protocol_out, e.what());
       return;

@@ -62,6 +62,7 @@ public:
   const EmuOptions& options() const { return options_; }
   void set_strict(bool strict) { options_.strict = strict; }
   void set_threads(unsigned threads) { options_.threads = threads; }
+  void set_max_instructions_per_wave(uint64_t n) { options_.max_instructions_per_wave = n; }
 
   struct Impl;
 
