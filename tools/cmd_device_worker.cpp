@@ -1,8 +1,10 @@
 // `isatune internal-device-worker --device SPEC` (hidden): the child process that `isatune tune` runs its
 // device work in (tuner/include/isatune/tune/device_worker.h). It speaks the worker protocol on stdin/stdout;
 // anything else the process prints goes to stderr, so a stray message cannot corrupt the protocol.
+#include <sys/prctl.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdint>
 
 #include "commands.h"
@@ -20,6 +22,10 @@ void add_device_worker_command(CLI::App& app, const GlobalOptions&, int& status)
   cmd->group(""); // hidden from --help
   cmd->add_option("--device", *spec, "Device spec")->required();
   cmd->callback([spec, &status] {
+    // Die with the tuner: a worker orphaned in an endless kernel (the tuner killed, say) would otherwise run on.
+    const pid_t parent = ::getppid();
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(kExitInternal); // the parent died before the line above took effect
     const int protocol_out = ::dup(1);
     ::dup2(2, 1);
     std::shared_ptr<loader::Device> device;
