@@ -46,10 +46,10 @@ TEST(CliGenerators, GenWritesTextAndCodeObjects) {
   // Pure: the same inputs give the same text.
   EXPECT_EQ(run_isatune("gen softmax --target gfx942 --sig dtype=f32 --param vec=4").out, text.out);
 
-  CliResult co = run_isatune("gen gemm --target gfx950 --sig a=bf16,b=bf16 -o " + dir + "/g.hsaco --problem M=4096,N=4096,K=4096 --json");
+  CliResult co = run_isatune("gen gemm --target gfx90a --sig a=bf16,b=bf16 -o " + dir + "/g.hsaco --problem M=4096,N=4096,K=4096 --json");
   ASSERT_EQ(co.exit_code, 0) << co.err;
   auto j = nlohmann::json::parse(co.out);
-  EXPECT_EQ(j.at("target"), "gfx950");
+  EXPECT_EQ(j.at("target"), "gfx90a");
   EXPECT_GT(j.at("estimate").at("bound_ms").get<double>(), 0);
   CliResult inspect = run_isatune("inspect " + dir + "/g.hsaco --json");
   EXPECT_EQ(inspect.exit_code, 0) << inspect.err;
