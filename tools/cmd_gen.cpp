@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "file_io.h"
+#include "estimate_json.h"
 #include "generator_args.h"
 #include "isatune/tune/estimate.h"
 #include "isatune/tune/variant_runner.h"
@@ -28,35 +29,9 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-nlohmann::json estimate_json(const tune::Estimate& e) {
-  return {{"vgprs", e.vgprs},
-          {"agprs", e.agprs},
-          {"sgprs", e.sgprs},
-          {"lds_bytes", e.lds_bytes},
-          {"scratch_bytes", e.scratch_bytes},
-          {"waves_per_simd", e.occupancy.waves_per_simd},
-          {"occupancy_limiter", e.occupancy.limiter},
-          {"workgroups", e.workgroups},
-          {"workgroup_size", e.workgroup_size},
-          {"flops", e.flops},
-          {"bytes", e.bytes},
-          {"intensity", e.intensity},
-          {"peak_tflops", e.peak_tflops},
-          {"peak_tbps", e.peak_tbps},
-          {"compute_ms", e.compute_ms},
-          {"memory_ms", e.memory_ms},
-          {"wave_efficiency", e.wave_efficiency},
-          {"bound_ms", e.bound_ms},
-          {"bound_by", e.bound_by}};
-}
-
 int run_gen(const GenOptions& opt) {
-  const gen::Generator& g = gen::find_generator(opt.kernel);
-  tune::VariantSpec spec;
-  spec.generator = &g;
-  spec.isa = generator_isa(g, opt.args.target);
-  spec.sig = gen::parse_signature(g, opt.args.sig);
-  spec.params = gen::parse_params(g.space(spec.isa, spec.sig), opt.args.params);
+  const tune::VariantSpec spec = variant_spec(opt.kernel, opt.args);
+  const gen::Generator& g = *spec.generator;
   const bool want_code = ends_with(opt.output, ".hsaco") || !opt.args.problem.empty();
 
   tune::Compiled compiled;

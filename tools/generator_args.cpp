@@ -34,4 +34,13 @@ std::string generator_isa(const gen::Generator& g, const std::string& target) {
   throw InputError("generator " + g.name() + " has no target " + target + " (targets: " + known + ")");
 }
 
+tune::VariantSpec variant_spec(const std::string& kernel, const GeneratorArgs& args) {
+  tune::VariantSpec spec;
+  spec.generator = &gen::find_generator(kernel);
+  spec.isa = generator_isa(*spec.generator, args.target);
+  spec.sig = gen::parse_signature(*spec.generator, args.sig);
+  spec.params = gen::parse_params(spec.generator->space(spec.isa, spec.sig), args.params);
+  return spec;
+}
+
 } // namespace isatune::cli

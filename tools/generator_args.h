@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "isatune/gen/generator.h"
+#include "isatune/tune/variant_runner.h"
 
 namespace isatune::cli {
 
@@ -23,5 +24,7 @@ void add_problem_option(CLI::App& cmd, GeneratorArgs& args, bool required);
 
 // The ISA of --target (a bare ISA or a full target id), checked against the generator's targets.
 std::string generator_isa(const gen::Generator& g, const std::string& target);
+// The variant the options name: generator, ISA, signature and parameters, each checked with a clear error.
+tune::VariantSpec variant_spec(const std::string& kernel, const GeneratorArgs& args);
 
 } // namespace isatune::cli

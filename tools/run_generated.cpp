@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "estimate_json.h"
 #include "exit_codes.h"
 #include "isatune/emu/emulator.h"
 #include "isatune/loader/backend.h"
@@ -14,12 +15,8 @@
 namespace isatune::cli {
 
 int run_generated(const GeneratedRunOptions& opt) {
-  const gen::Generator& g = gen::find_generator(opt.kernel);
-  tune::VariantSpec spec;
-  spec.generator = &g;
-  spec.isa = generator_isa(g, opt.args.target);
-  spec.sig = gen::parse_signature(g, opt.args.sig);
-  spec.params = gen::parse_params(g.space(spec.isa, spec.sig), opt.args.params);
+  const tune::VariantSpec spec = variant_spec(opt.kernel, opt.args);
+  const gen::Generator& g = *spec.generator;
   const gen::Problem problem = gen::parse_problem(g, opt.args.problem);
 
   const tune::Compiled compiled = tune::compile_variant(spec);
@@ -49,9 +46,7 @@ int run_generated(const GeneratedRunOptions& opt) {
     if (r.timing)
       j["timing"] = {{"median_ms", r.timing->median_ms}, {"p20_ms", r.timing->p20_ms}, {"p80_ms", r.timing->p80_ms},
                      {"reps", r.timing->reps}, {"method", r.timing->method}};
-    j["estimate"] = {{"vgprs", est.vgprs}, {"agprs", est.agprs}, {"sgprs", est.sgprs}, {"lds_bytes", est.lds_bytes},
-                     {"waves_per_simd", est.occupancy.waves_per_simd}, {"flops", est.flops}, {"bytes", est.bytes},
-                     {"bound_ms", est.bound_ms}, {"bound_by", est.bound_by}};
+    j["estimate"] = estimate_json(est);
     std::cout << j.dump(2) << "\n";
   } else {
     char buf[512];
