@@ -1,7 +1,8 @@
 #pragma once
-// End-to-end runner for the row kernel tests: assemble in process, run one problem on the emulator, compare
-// with the float64 reference, check that nothing outside the output rows was written and collect the
-// emulator's reports.
+// End-to-end runner for the generator tests: assemble in process, run one problem on the emulator, compare
+// with the float64 reference, count writes outside the checked matrix (between rows of a strided output) and
+// collect the emulator's reports. Unlike tune::run_variant it allocates buffers at their exact sizes (so the
+// emulator's bounds checks see any overrun), reports where the worst element is, and counts gap writes.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -14,7 +15,7 @@
 #include "isatune/gen/generator.h"
 #include "isatune/toolchain/assembler.h"
 
-namespace rows_test {
+namespace gen_test {
 
 using namespace isatune;
 
@@ -32,13 +33,15 @@ inline CodeObject assemble(const std::string& isa, const gen::Generated& g) {
 
 inline Outcome run_problem(emu::EmuDevice& dev, const gen::Generator& g, const CodeObject& code,
                            const gen::Signature& sig, const gen::Params& params, const gen::Problem& prob,
-                           uint64_t seed, const std::map<std::string, double>& scalars) {
+                           uint64_t seed, const std::map<std::string, double>& scalars, size_t min_bytes = 1) {
   auto specs = g.buffers(sig, prob);
   gen::HostBuffers host = gen::make_buffers(specs, seed);
   std::vector<loader::DevicePtr> ptrs;
   for (size_t i = 0; i < specs.size(); ++i) {
-    loader::DevicePtr p = dev.alloc(host.bytes[i].size()); // exact sizes: the bounds checks see any overrun
-    dev.copy_to_device(p, host.bytes[i].data(), host.bytes[i].size());
+    // Exact sizes, so the bounds checks see any overrun; min_bytes for buffers that may be empty or tiny.
+    loader::DevicePtr p = dev.alloc(std::max(host.bytes[i].size(), min_bytes));
+    if (!host.bytes[i].empty())
+      dev.copy_to_device(p, host.bytes[i].data(), host.bytes[i].size());
     ptrs.push_back(p);
   }
   auto module = dev.load(code);
@@ -78,4 +81,4 @@ inline Outcome run_problem(emu::EmuDevice& dev, const gen::Generator& g, const C
   return out;
 }
 
-} // namespace rows_test
+} // namespace gen_test

@@ -13,7 +13,7 @@
 
 #include "../../generators/rows/row_common.h"
 #include "isatune/toolchain/llvm_mc.h"
-#include "test_rows_harness.h"
+#include "emu_run.h"
 
 namespace {
 
@@ -91,7 +91,7 @@ PointResult run_point(emu::EmuDevice& dev, const gen::Generator& g, const std::s
     if (int(gd.cdna->arch_vgprs) > gen::rows::vgpr_estimate(op_of(g.name()), rp))
       fail("uses " + std::to_string(gd.cdna->arch_vgprs) + " VGPRs, more than the space's estimate");
     auto ta = std::chrono::steady_clock::now();
-    CodeObject code = rows_test::assemble(isa, gd);
+    CodeObject code = gen_test::assemble(isa, gd);
     r.asm_s = since(ta);
     std::mt19937_64 rng(seed);
     auto rnd = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
@@ -114,7 +114,7 @@ PointResult run_point(emu::EmuDevice& dev, const gen::Generator& g, const std::s
       for (const auto& [k, range] : g.scalars(pt.sig))
         scalars[k] = std::uniform_real_distribution<double>(range.first, range.second)(rng);
       auto tr = std::chrono::steady_clock::now();
-      rows_test::Outcome o = rows_test::run_problem(dev, g, code, pt.sig, pt.params, prob, rng(), scalars);
+      gen_test::Outcome o = gen_test::run_problem(dev, g, code, pt.sig, pt.params, prob, rng(), scalars);
       r.run_s += since(tr);
       ++r.runs;
       (prob.at("N") <= cap ? r.resident : r.looped)++;
@@ -195,7 +195,7 @@ TEST(RowsEdges, SizesAroundBoundaries) {
                          {"waves_per_row", gen::Value::num(p.wpr)},
                          {"unroll", gen::Value::num(p.unroll)},
                          {"row_chunk", gen::Value::num(p.row_chunk)}};
-      CodeObject code = rows_test::assemble("gfx942", g.generate("gfx942", sig, params));
+      CodeObject code = gen_test::assemble("gfx942", g.generate("gfx942", sig, params));
       const int64_t cap = int64_t(64) * p.wpr * p.row_chunk - (std::string(p.dtype) == "f32" ? 0 : 1);
       std::vector<int64_t> ns{1, 2, 3, 63, 64, 65, 129};
       if (cap > 0)
@@ -209,7 +209,7 @@ TEST(RowsEdges, SizesAroundBoundaries) {
           std::map<std::string, double> scalars;
           if (std::string(name) != "softmax")
             scalars["eps"] = 1e-5;
-          rows_test::Outcome o = rows_test::run_problem(*dev, g, code, sig, params, prob, ++seed, scalars);
+          gen_test::Outcome o = gen_test::run_problem(*dev, g, code, sig, params, prob, ++seed, scalars);
           EXPECT_LE(o.max_rel_error, gen::tolerance(*gen::parse_dtype(p.dtype))) << o.where;
           EXPECT_EQ(o.gap_writes, 0u);
           EXPECT_TRUE(o.reports.empty()) << o.reports.front();
