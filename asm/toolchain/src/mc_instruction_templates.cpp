@@ -232,9 +232,18 @@ bool make_probes(const Instruction& inst, Probes& out, std::string* why) {
   return true;
 }
 
+// A parsed probe, owning everything it holds: expression operands are placeholders with their kind beside.
+struct CapturedInst {
+  enum OperandKind : uint8_t { kPlain, kSymbolRef, kOtherExpr };
+  llvm::MCInst inst;
+  std::vector<OperandKind> operand_kind; // per MCInst operand
+};
+
 // Matches the MCInsts of the two probes; fills t (ok or why).
-void match(const Instruction& inst, const Probes& probes, const llvm::MCInst& A, const llvm::MCInst& B,
+void match(const Instruction& inst, const Probes& probes, const CapturedInst& CA, const CapturedInst& CB,
            const McRegisterMap& regs, McTemplate& t) {
+  const llvm::MCInst& A = CA.inst;
+  const llvm::MCInst& B = CB.inst;
   auto fail = [&](std::string why) {
     t.ok = false;
     t.why = std::move(why);
@@ -246,13 +255,20 @@ void match(const Instruction& inst, const Probes& probes, const llvm::MCInst& A,
   for (size_t i = 0; i < inst.operands().size(); ++i)
     if (inst.operands()[i].kind == Operand::Kind::label) label_op = static_cast<int>(i);
   t.inst = A;
-  t.inst.setLoc(llvm::SMLoc());
   std::vector<bool> found(probes.sources.size(), false);
   bool label_found = false;
   for (unsigned p = 0; p < A.getNumOperands(); ++p) {
     const llvm::MCOperand& a = A.getOperand(p);
     const llvm::MCOperand& b = B.getOperand(p);
     const std::string where = "MCInst operand " + std::to_string(p);
+    const auto kind_a = CA.operand_kind[p], kind_b = CB.operand_kind[p];
+    if (kind_a != CapturedInst::kPlain || kind_b != CapturedInst::kPlain) {
+      if (label_op < 0 || kind_a != CapturedInst::kSymbolRef || kind_b != CapturedInst::kSymbolRef)
+        return fail(where + ": an expression other than the label");
+      t.subst.push_back({McSubst::Kind::label, static_cast<uint8_t>(label_op), static_cast<uint16_t>(p)});
+      label_found = true; // the operand is already a placeholder immediate (CaptureStreamer)
+      continue;
+    }
     if (a.isReg() && b.isReg()) {
       if (a.getReg() == b.getReg()) continue;
       bool ok = false;
@@ -281,13 +297,6 @@ void match(const Instruction& inst, const Probes& probes, const llvm::MCInst& A,
         found[s] = ok = true;
       }
       if (!ok) return fail(where + ": an immediate that differs between the probes but is no operand's value");
-    } else if (a.isExpr() && b.isExpr()) {
-      if (label_op < 0 || a.getExpr()->getKind() != llvm::MCExpr::SymbolRef ||
-          b.getExpr()->getKind() != llvm::MCExpr::SymbolRef)
-        return fail(where + ": an expression other than the label");
-      t.subst.push_back({McSubst::Kind::label, static_cast<uint8_t>(label_op), static_cast<uint16_t>(p)});
-      t.inst.getOperand(p) = llvm::MCOperand::createImm(0); // placeholder: the expression lives in the probe's context
-      label_found = true;
     } else if (a.isSFPImm() && b.isSFPImm() && a.getSFPImm() == b.getSFPImm()) {
     } else if (a.isDFPImm() && b.isDFPImm() && a.getDFPImm() == b.getDFPImm()) {
     } else {
@@ -304,14 +313,33 @@ void match(const Instruction& inst, const Probes& probes, const llvm::MCInst& A,
   t.ok = true;
 }
 
-// An MCStreamer that keeps the instructions it is given, by source line, and nothing else.
+// An MCStreamer that keeps the instructions it is given, by source line, and nothing else. The probes' MCContext
+// dies when parsing ends, and every expression operand points into it, so each is replaced here, while the
+// context lives, by a placeholder immediate, with its kind recorded (CapturedInst). Nothing captured refers
+// into the context afterwards (a template that kept such a pointer read freed memory: issue 21).
 class CaptureStreamer final : public llvm::MCStreamer {
 public:
   CaptureStreamer(llvm::MCContext& ctx, const llvm::SourceMgr& sm) : llvm::MCStreamer(ctx), sm_(sm) {}
-  std::map<unsigned, llvm::MCInst> by_line;
+  std::map<unsigned, CapturedInst> by_line;
 
   void emitInstruction(const llvm::MCInst& inst, const llvm::MCSubtargetInfo&) override {
-    by_line[sm_.FindLineNumber(inst.getLoc())] = inst;
+    CapturedInst c;
+    c.inst = inst;
+    c.inst.setLoc(llvm::SMLoc());
+    c.operand_kind.assign(inst.getNumOperands(), CapturedInst::kPlain);
+    for (unsigned p = 0; p < inst.getNumOperands(); ++p) {
+      const llvm::MCOperand& op = inst.getOperand(p);
+      if (op.isExpr()) {
+        c.operand_kind[p] = op.getExpr()->getKind() == llvm::MCExpr::SymbolRef ? CapturedInst::kSymbolRef
+                                                                                : CapturedInst::kOtherExpr;
+      } else if (op.isInst()) {
+        c.operand_kind[p] = CapturedInst::kOtherExpr; // a nested MCInst also lives in the context
+      } else {
+        continue;
+      }
+      c.inst.getOperand(p) = llvm::MCOperand::createImm(0);
+    }
+    by_line[sm_.FindLineNumber(inst.getLoc())] = std::move(c);
   }
   bool emitSymbolAttribute(llvm::MCSymbol*, llvm::MCSymbolAttr) override { return true; }
   void emitCommonSymbol(llvm::MCSymbol*, uint64_t, llvm::Align) override {}
@@ -334,7 +362,7 @@ struct ParseErrors {
 };
 
 // Parses the probe lines with the target's parser; the MCInst of each line that parsed.
-void parse_probes(const McTarget& mt, const std::string& text, std::map<unsigned, llvm::MCInst>& insts,
+void parse_probes(const McTarget& mt, const std::string& text, std::map<unsigned, CapturedInst>& insts,
                   ParseErrors& errors) {
   llvm::SourceMgr sm;
   sm.setDiagHandler(&ParseErrors::on_diag, &errors);
@@ -481,7 +509,7 @@ size_t McTemplates::learn(const std::vector<const Instruction*>& insts, const st
     p.line_a = line++;
     p.line_b = line++;
   }
-  std::map<unsigned, llvm::MCInst> parsed;
+  std::map<unsigned, CapturedInst> parsed;
   ParseErrors errors;
   if (!text.empty()) parse_probes(target_, text, parsed, errors);
   for (auto& p : pending) {
