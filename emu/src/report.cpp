@@ -4,30 +4,12 @@
 
 namespace isatune::emu {
 
-std::string_view to_string(HazardKind kind) {
-  switch (kind) {
-  case HazardKind::pending_read: return "pending_read";
-  case HazardKind::pending_write: return "pending_write";
-  case HazardKind::wait_states: return "wait_states";
-  case HazardKind::out_of_bounds: return "out_of_bounds";
-  case HazardKind::unaligned: return "unaligned";
-  case HazardKind::register_bounds: return "register_bounds";
-  }
-  return "?";
-}
+// to_string(HazardKind) and HazardReport::str() live in emu/common/report.cpp (shared with the PTX emulator).
 
 std::string hex_addr(uint64_t addr) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%04llx", (unsigned long long)addr);
   return buf;
-}
-
-std::string HazardReport::str() const {
-  char where[128];
-  std::snprintf(where, sizeof where, " (x%llu, first in workgroup (%u,%u,%u) wave %u)", (unsigned long long)count,
-                workgroup[0], workgroup[1], workgroup[2], wave);
-  return kernel + ": " + hex_addr(address) + " " + disassembly + ": " + std::string(to_string(kind)) + ": " +
-         message + where;
 }
 
 void LaunchContext::report(const Wave& w, HazardKind kind, const std::string& message) {

@@ -71,8 +71,13 @@ struct KernelInfo {
   uint64_t code_size = 0;         // AMD: bytes of machine code (from the symbol size; 0 if unknown)
 };
 
+// What CodeObject::bytes hold: machine code (an AMD hsaco or NVIDIA cubin ELF), or PTX text (NVIDIA: the
+// PTX emulator runs it, the CUDA driver compiles it at load).
+enum class CodeFormat : uint8_t { elf, ptx };
+
 struct CodeObject {
   Vendor vendor = Vendor::amd;
+  CodeFormat format = CodeFormat::elf;
   std::string isa;       // gfx942, sm_90a
   std::string target_id; // amdgcn-amd-amdhsa--gfx942:sramecc+:xnack- (AMD), sm_90a (NVIDIA)
   std::vector<uint8_t> bytes;

@@ -16,6 +16,12 @@ enum class HazardKind : uint8_t {
   out_of_bounds,    // a global/flat/buffer access outside every allocation, or LDS past the workgroup's size
   unaligned,        // a memory access whose address is not aligned to its element size
   register_bounds,  // an operand outside the registers the kernel descriptor allocates
+  // PTX emulator (emu/ptx):
+  race,             // a shared-memory write and a conflicting access by another thread with no barrier between
+  uninitialized,    // a read of shared memory no thread of the CTA has written
+  divergence,       // an .aligned / .sync collective reached by the lanes of a warp at different instructions
+  membermask,       // a shfl/vote/bar.warp.sync whose membermask names lanes that are exited or not executing it
+  deadlock,         // threads waiting at a barrier that can never complete
 };
 
 std::string_view to_string(HazardKind kind);
@@ -29,8 +35,12 @@ struct HazardReport {
   uint32_t workgroup[3] = {0, 0, 0}; // of the first occurrence
   uint32_t wave = 0;                 // wave index inside the workgroup, first occurrence
   uint64_t count = 1;                // occurrences (same kind and address) in the launch
+  // PTX emulator: address is 0; the source line, and thread (tid) of the first occurrence.
+  uint32_t line = 0;
+  uint32_t thread[3] = {0, 0, 0};
 
-  // "0x0024 s_waitcnt vmcnt(1): pending_read: ... (x12, first in workgroup (0,0,0) wave 1)"
+  // "0x0024 s_waitcnt vmcnt(1): pending_read: ... (x12, first in workgroup (0,0,0) wave 1)"; PTX reports:
+  // "k: line 12 'st.shared.u32 [%r2], %r3': race: ... (x4, first in CTA (0,0,0) warp 1 thread (33,0,0))"
   std::string str() const;
 };
 

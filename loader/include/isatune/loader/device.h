@@ -41,6 +41,7 @@ struct LaunchConfig {
   Dim3 grid;                    // in workgroups (blocks)
   Dim3 block;                   // threads per workgroup
   uint32_t dynamic_shared_bytes = 0;
+  Dim3 cluster = {1, 1, 1};     // CTAs per cluster (NVIDIA sm_90+); 1,1,1: no clusters
 };
 
 // A kernel inside a loaded module.

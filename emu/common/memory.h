@@ -20,6 +20,9 @@ public:
   uint8_t* find(uint64_t addr, uint64_t bytes) const;
   // Host pointer for an exact allocation start, else throws InputError naming the address.
   uint8_t* checked(uint64_t addr, uint64_t bytes, const char* what) const;
+  // The allocation holding addr: its start, size and host data; false when none does. No lock: for launches,
+  // during which nothing is allocated or freed.
+  bool block(uint64_t addr, uint64_t& start, uint64_t& size, uint8_t*& data) const;
   uint64_t allocated() const { return total_; }
 
 private:

@@ -24,7 +24,8 @@ void Memory::free(uint64_t addr) {
   auto it = blocks_.find(addr);
   if (it == blocks_.end()) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "free of 0x%llx: not an allocation of the emu device", (unsigned long long)addr);
+    std::snprintf(buf, sizeof buf, "free of 0x%llx: not an allocation of the emu device",
+                  (unsigned long long)addr);
     throw InputError(buf);
   }
   total_ -= it->second.size;
@@ -33,11 +34,24 @@ void Memory::free(uint64_t addr) {
 
 uint8_t* Memory::find(uint64_t addr, uint64_t bytes) const {
   auto it = blocks_.upper_bound(addr);
-  if (it == blocks_.begin()) return nullptr;
+  if (it == blocks_.begin())
+    return nullptr;
   --it;
   uint64_t off = addr - it->first;
-  if (off > it->second.size || bytes > it->second.size - off) return nullptr;
+  if (off > it->second.size || bytes > it->second.size - off)
+    return nullptr;
   return it->second.data.get() + off;
+}
+
+bool Memory::block(uint64_t addr, uint64_t& start, uint64_t& size, uint8_t*& data) const {
+  auto it = blocks_.upper_bound(addr);
+  if (it == blocks_.begin())
+    return false;
+  --it;
+  if (addr - it->first >= it->second.size)
+    return false;
+  start = it->first, size = it->second.size, data = it->second.data.get();
+  return true;
 }
 
 uint8_t* Memory::checked(uint64_t addr, uint64_t bytes, const char* what) const {
@@ -45,8 +59,8 @@ uint8_t* Memory::checked(uint64_t addr, uint64_t bytes, const char* what) const 
   uint8_t* p = find(addr, bytes);
   if (!p) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "%s of %llu bytes at 0x%llx: outside every allocation of the emu device", what,
-                  (unsigned long long)bytes, (unsigned long long)addr);
+    std::snprintf(buf, sizeof buf, "%s of %llu bytes at 0x%llx: outside every allocation of the emu device",
+                  what, (unsigned long long)bytes, (unsigned long long)addr);
     throw InputError(buf);
   }
   return p;

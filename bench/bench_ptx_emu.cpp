@@ -1,0 +1,80 @@
+// PTX emulator throughput: thread instructions per second of host time on scalar code (integer and f32
+// arithmetic, compare, branch), on one host thread and on all of them. Reported counters: thread_inst/s.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "isatune/emu/ptx/device.h"
+
+namespace {
+
+namespace eptx = isatune::emu::ptx;
+
+const char* kLoop = R"(
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry loop(.param .u64 out, .param .u32 iters)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<8>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  ld.param.u32 %r4, [iters];
+  mov.u32 %r3, 0;
+  cvt.rn.f32.u32 %f1, %r1;
+  mov.f32 %f2, 0f3F7FF000;
+  mov.f32 %f3, 0f3C000000;
+LOOP:
+  mad.lo.u32 %r1, %r1, 1664525, 1013904223;
+  xor.b32 %r2, %r2, %r1;
+  shr.u32 %r5, %r2, 7;
+  fma.rn.f32 %f1, %f1, %f2, %f3;
+  add.u32 %r2, %r2, %r5;
+  add.u32 %r3, %r3, 1;
+  setp.lt.u32 %p1, %r3, %r4;
+  @%p1 bra LOOP;
+  mov.b32 %r6, %f1;
+  xor.b32 %r2, %r2, %r6;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r7, %tid.x;
+  mul.wide.u32 %rd2, %r7, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r2;
+  ret;
+}
+)";
+
+void BM_ScalarLoop(benchmark::State& state) {
+  eptx::PtxEmuOptions o;
+  o.threads = unsigned(state.range(0));
+  auto dev = eptx::make_ptx_emu_device(o);
+  auto module = dev->load(eptx::ptx_code_object(kLoop));
+  auto f = module->function("loop");
+  const uint32_t block = 256, grid = 64, iters = 200;
+  uint64_t out = dev->alloc(block * 4);
+  std::vector<uint8_t> args(12);
+  std::memcpy(args.data(), &out, 8);
+  std::memcpy(args.data() + 8, &iters, 4);
+  isatune::loader::LaunchConfig c;
+  c.grid = {grid, 1, 1};
+  c.block = {block, 1, 1};
+  uint64_t thread_inst = 0;
+  double host = 0;
+  for (auto _ : state) {
+    dev->launch(*f, c, args);
+    thread_inst += dev->last_launch().thread_instructions;
+    host += dev->last_launch().host_seconds;
+  }
+  state.counters["thread_inst/s"] = benchmark::Counter(double(thread_inst) / host);
+  state.counters["thread_inst/s/core"] = benchmark::Counter(double(thread_inst) / host / double(o.threads));
+}
+BENCHMARK(BM_ScalarLoop)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+} // namespace
+
+BENCHMARK_MAIN();

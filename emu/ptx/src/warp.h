@@ -1,0 +1,196 @@
+#pragma once
+// Execution state: a launch (shared by every CTA), a CTA (its shared memory, barriers, shadow state for the
+// checks) and its warps (32 lanes, each with its own program counter: independent thread scheduling).
+#include <array>
+#include <atomic>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "isatune/emu/report.h"
+#include "memory.h"
+#include "program.h"
+
+namespace isatune::emu::ptx {
+
+enum class Schedule : uint8_t {
+  lockstep,    // lanes at equal PCs run together; the lowest PC first (reconverges at joins)
+  adversarial, // one lane at a time, the highest first, each as far as it may go before another runs
+};
+
+// What every CTA of a launch shares.
+struct Launch {
+  const Program* prog = nullptr;
+  Memory* memory = nullptr;
+  const uint8_t* params = nullptr; // kernel parameter buffer
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, cluster[3] = {1, 1, 1};
+  uint32_t dynamic_shared = 0, shared_bytes = 0;
+  uint32_t sm_count = 132;
+  Schedule schedule = Schedule::lockstep;
+  bool strict = false;
+  bool check_races = true, check_uninitialized = true;
+  uint64_t max_instructions = 0; // per CTA (warp instructions); 0: no limit
+  std::atomic<bool> stop{false};
+};
+
+// Reports collected by one worker, deduplicated per (line, kind).
+struct ReportSink {
+  std::map<std::pair<uint32_t, int>, HazardReport> reports;
+  void merge_into(std::map<std::pair<uint32_t, int>, HazardReport>& all) {
+    for (auto& [k, r] : reports) {
+      auto it = all.find(k);
+      if (it == all.end())
+        all.emplace(k, r);
+      else
+        it->second.count += r.count;
+    }
+    reports.clear();
+  }
+};
+
+struct Frame {
+  const Inst* call; // the call instruction (return to call->index + 1; results per call->rets)
+};
+
+struct Cta;
+
+struct Warp {
+  Cta* cta = nullptr;
+  uint32_t index = 0;
+  uint32_t lanes = 32;      // threads of the CTA in this warp
+  uint32_t live = 0;        // lanes not exited
+  uint64_t* r = nullptr;    // registers: r[slot * 32 + lane]
+  uint8_t* local = nullptr; // local memory: lane l at local + l * local_bytes
+  uint32_t pc[32];
+  uint32_t runm = 0, collm = 0, barm = 0; // lanes running, waiting at a warp collective, at a CTA barrier
+  uint32_t arrive_lanes[16] = {}; // bar.arrive executed by these lanes (warp arrives when all live did)
+  uint32_t focus = 32;            // adversarial scheduler: the lane running alone
+  uint8_t bar_id[32];
+  uint8_t cc[32] = {}; // carry flag (add.cc / addc)
+  uint32_t tid[32][3];
+  std::vector<Frame> stack[32];
+  uint64_t instructions = 0, thread_instructions = 0, cycles = 0;
+  const Inst* cur = nullptr; // the instruction executing, for reports
+
+  uint64_t& reg(uint32_t slot, unsigned lane) { return r[slot * 32 + lane]; }
+};
+
+struct Barrier {
+  uint32_t arrived = 0;          // warps arrived (bit per warp)
+  uint32_t waiting = 0;          // of them, those that wait (bar.sync / bar.red) rather than arrive
+  uint32_t expected = 0;         // threads (0: every thread of the CTA)
+  uint32_t pc = ~0u;             // instruction of the first arrival (the .aligned check)
+  uint32_t arrive_time[32] = {}; // per warp: when it arrived (happens-before edges start there)
+  uint32_t red_popc = 0;         // bar.red accumulators
+  bool red_and = true, red_or = false;
+  bool red = false;
+};
+
+// One access remembered by the shadow: when, by which thread (linear id in the CTA), which instruction.
+struct Access {
+  uint32_t time = 0; // 0: none
+  uint32_t pc = 0;
+  uint16_t thread = 0;
+};
+
+// Shadow state of one shared byte for the race and initialisation checks. Plain writes, plain reads and
+// atomics are kept apart (atomics do not race with atomics). Reads and atomics keep two slots each: the
+// oldest access not ordered before a later one, and the latest, so that a conflicting access is checked
+// against both.
+struct ShadowByte {
+  Access write, read, read2, atom, atom2;
+  bool written = false;
+};
+
+struct Cta {
+  Launch* launch = nullptr;
+  ReportSink* sink = nullptr;
+  uint32_t id[3] = {0, 0, 0};
+  uint32_t linear = 0;
+  uint32_t threads = 0;
+  std::vector<Warp> warps;
+  std::vector<uint64_t> regs;
+  std::vector<uint8_t> local;
+  std::vector<uint8_t> shared;
+  std::vector<ShadowByte> shadow;
+  std::array<Barrier, 16> bars;
+  uint32_t time = 1; // warp instructions executed in this CTA (+1): the race checker's clock
+  // Happens-before edges: the last time warps a and b completed a barrier together, and lanes a and b of a
+  // warp a bar.warp.sync (or a barrier).
+  std::vector<uint32_t> warp_sync; // [a * nwarps + b]
+  std::vector<uint32_t> lane_sync; // [(warp * 32 + a) * 32 + b]
+  // Global memory: the allocation of the last access (most accesses hit it).
+  uint64_t g_lo = 1, g_hi = 0;
+  uint8_t* g_base = nullptr;
+  uint64_t cycles = 0;
+  uint32_t red_value = 0; // bar.red result while the completing barrier releases its threads
+
+  uint32_t nwarps() const { return uint32_t(warps.size()); }
+  bool ordered(uint32_t t_a, uint32_t time_a, uint32_t t_b) const {
+    if (t_a == t_b)
+      return true;
+    uint32_t wa = t_a / 32, wb = t_b / 32;
+    if (time_a < warp_sync[wa * nwarps() + wb])
+      return true;
+    return wa == wb && time_a < lane_sync[(wa * 32 + t_a % 32) * 32 + t_b % 32];
+  }
+};
+
+// Records a report for the instruction running in `w` (lane `lane`); throws HazardError in strict mode.
+void report(Warp& w, unsigned lane, HazardKind kind, const std::string& message);
+// Thrown for an instruction that cannot execute (unsupported at run time).
+[[noreturn]] void fail(const Warp& w, const std::string& why);
+
+// Operand access.
+inline uint64_t read(Warp& w, const Opnd& o, unsigned lane);
+uint64_t read_special(Warp& w, const Opnd& o, unsigned lane);
+
+inline uint64_t read(Warp& w, const Opnd& o, unsigned lane) {
+  switch (o.kind) {
+  case Opnd::Kind::reg: {
+    uint64_t v = w.r[o.slot * 32 + lane];
+    return o.negate ? (v ^ 1) : v;
+  }
+  case Opnd::Kind::imm:
+    return o.imm;
+  case Opnd::Kind::special:
+    return read_special(w, o, lane);
+  default:
+    return 0;
+  }
+}
+inline void write(Warp& w, const Opnd& o, unsigned lane, uint64_t v) {
+  if (o.kind == Opnd::Kind::reg)
+    w.r[o.slot * 32 + lane] = v & width_mask(o.rbits);
+}
+
+// Memory: host pointer for `bytes` at `addr` in `space` for lane `lane`, or nullptr after reporting an
+// out-of-bounds or misaligned access. `write`: the access stores (shared: race and initialisation shadow).
+uint8_t* access(Warp& w, unsigned lane, Space space, uint64_t addr, unsigned bytes, bool write,
+                bool atomic = false, unsigned align = 0);
+// The effective address of an address operand.
+inline uint64_t address_of(Warp& w, const Opnd& o, unsigned lane) {
+  uint64_t a = o.imm;
+  if (o.has_base)
+    a += w.r[o.slot * 32 + lane];
+  return a;
+}
+
+template <class F> inline void for_lanes(uint32_t mask, F&& f) {
+  while (mask) {
+    unsigned l = unsigned(std::countr_zero(mask));
+    mask &= mask - 1;
+    f(l);
+  }
+}
+
+// Runs one CTA to completion.
+void run_cta(Cta& cta);
+// Instruction cost model (emulated cycles), by handler group.
+uint32_t instruction_cost(const Inst& in);
+
+} // namespace isatune::emu::ptx
