@@ -285,6 +285,10 @@ Program decode_kernel(const CodeObject& code, const KernelInfo& kernel, cdna::Gf
       in.imm[9] = target;
     }
     fill_hazard_view(in, desc, mc);
+    // v_permlane*_swap reads both registers it writes (their inputs are tied operands, dropped above).
+    if (in.name.starts_with("V_PERMLANE") && in.name.find("_SWAP") != std::string::npos)
+      for (int i = 0; i < in.ndst; ++i)
+        if (auto r = range_of(in.dst[i]); r.count) in.reads.push_back(r);
     if (in.cat == Cat::vmem_store || in.cat == Cat::flat_store) {
       // data operand: the VGPR source that is not the address (global: src[1] or src[0] for saddr forms)
       for (int i = 0; i < in.nsrc; ++i)

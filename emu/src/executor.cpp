@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "checks.h"
+#include "gpr_index.h"
 #include "isatune/error.h"
 
 namespace isatune::emu {
@@ -17,6 +18,7 @@ void init_wave(Wave& w, const KernelImage& k, const LaunchSetup& setup, Workgrou
   w.scc = 0;
   w.pc = 0;
   w.done = w.at_barrier = false;
+  w.gpr_idx = false;
   w.index = index;
   w.wg = &wg;
   w.prog = &k.prog;
@@ -85,10 +87,14 @@ void run_wave(Wave& w) {
       if (in.sdwa) unsupported(w, "SDWA is not supported by the emulator");
       unsupported(w, "instruction not supported by the emulator");
     }
-    if (has_pending(w)) check_pending(w, in);
-    check_wait_states(w, in);
+    // With VGPR indexing on, VALU instructions run (and are checked) with their indexed operands; the
+    // wait-state history keeps the instruction as decoded.
+    const bool indexed = w.gpr_idx && (in.cat == Cat::valu || in.cat == Cat::trans);
+    const Inst& run = indexed ? apply_gpr_index(w, in) : in;
+    if (has_pending(w)) check_pending(w, run);
+    check_wait_states(w, run);
     ++w.pc;
-    in.fn(w, in);
+    run.fn(w, run);
     record_issue(w, in);
     w.cycle += issue_cycles(in);
     ++w.instructions;

@@ -1,8 +1,10 @@
 // Vector memory: global, flat (global addresses only), buffer (raw, V# with num_records) and LDS, including
 // ds_swizzle and ds_bpermute. Results are written at issue and the destination marked pending (scoreboard).
+#include <atomic>
 #include <bit>
 #include <string>
 
+#include "buffer_resource.h"
 #include "checks.h"
 #include "executor.h"
 #include "ops.h"
@@ -39,30 +41,33 @@ uint32_t extend(uint32_t raw, Ext e) {
   }
 }
 
-// Per-lane address of a global/flat/buffer instruction; `in_range` false for buffer lanes past num_records.
+// Per-lane address of a global/flat/buffer instruction. Buffer accesses go through the V#'s address and
+// range check (buffer_resource.h), one dword at a time, since x2/x3/x4 are range-checked per dword.
 struct Addresser {
   enum Kind { global_saddr, global_v64, buffer } kind;
   const Inst& in;
   Wave& w;
   int vaddr = -1;      // src index of the VGPR address
-  uint64_t sbase = 0;  // SGPR base (global saddr, buffer base)
-  uint64_t offset = 0; // immediate + soffset
-  uint32_t num_records = ~0u, stride = 0;
+  uint64_t sbase = 0;  // SGPR base (global saddr)
+  uint64_t offset = 0; // immediate (global; buffer: inst_offset)
+  uint32_t soffset = 0;
+  BufferResource rsrc;
 
-  uint64_t at(int l, uint32_t bytes, bool& in_range) const {
+  // Address of byte `4 * dword` of lane l's access; in_range false for a buffer dword that fails the check.
+  uint64_t at(int l, uint32_t dword, bool& in_range) const {
     in_range = true;
-    if (kind == global_saddr) return sbase + w.v[in.src[vaddr].reg][l] + offset;
+    if (kind == global_saddr) return sbase + w.v[in.src[vaddr].reg][l] + offset + 4ull * dword;
     if (kind == global_v64) {
       const auto& r = in.src[vaddr];
-      return (uint64_t(w.v[r.reg][l]) | uint64_t(w.v[r.reg + 1][l]) << 32) + offset;
+      return (uint64_t(w.v[r.reg][l]) | uint64_t(w.v[r.reg + 1][l]) << 32) + offset + 4ull * dword;
     }
-    uint64_t off = offset, index = 0;
-    if (in.buf_mode == 1) off += w.v[in.src[vaddr].reg][l];
+    uint32_t index = 0, voff = 0;
+    if (in.buf_mode == 1) voff = w.v[in.src[vaddr].reg][l];
     if (in.buf_mode == 2) index = w.v[in.src[vaddr].reg][l];
-    if (in.buf_mode == 3) index = w.v[in.src[vaddr].reg][l], off += w.v[in.src[vaddr].reg + 1][l];
-    uint64_t byte = index * stride + off;
-    if (stride == 0 ? byte + bytes > num_records : index >= num_records) in_range = false;
-    return sbase + byte;
+    if (in.buf_mode == 3) index = w.v[in.src[vaddr].reg][l], voff = w.v[in.src[vaddr].reg + 1][l];
+    BufferResource::Access a = rsrc.at(in.buf_mode & 2, index, uint64_t(voff) + offset, soffset, l, dword);
+    in_range = a.in_range;
+    return a.address;
   }
 };
 
@@ -71,18 +76,18 @@ struct Addresser {
 //   GLOBAL_STORE*_SADDR [vaddr, vdata, saddr]               GLOBAL_STORE* [vaddr64, vdata]
 //   BUFFER_LOAD*_OFFEN  [vdata | vaddr, srsrc, soffset] imm: offset   _OFFSET [vdata | srsrc, soffset]
 //   BUFFER_STORE*       [vdata, (vaddr,) srsrc, soffset]
+//   BUFFER_LOAD*_LDS    [(vaddr,) srsrc, soffset] imm: offset (no vdata: the data goes to LDS at M0)
 Addresser make_addresser(Wave& w, const Inst& in, bool store) {
-  Addresser a{Addresser::global_v64, in, w};
+  Addresser a{Addresser::global_v64, in, w, -1, 0, 0, 0, {}};
   if (in.name.starts_with("BUFFER_")) {
     a.kind = Addresser::buffer;
     int first = store ? 1 : 0; // stores: vdata first
     int rs = first + (in.buf_mode ? 1 : 0);
     if (in.buf_mode) a.vaddr = first;
-    uint16_t r = in.src[rs].reg;
-    a.sbase = uint64_t(w.s[r]) | (uint64_t(w.s[r + 1] & 0xffff) << 32);
-    a.stride = (w.s[r + 1] >> 16) & 0x3fff;
-    a.num_records = w.s[r + 2];
-    a.offset = sread(w, in.src[rs + 1]) + uint64_t(in.imm[0]);
+    if (in.src[rs].kind != OpKind::sgpr) unsupported(w, "buffer resource not in SGPRs");
+    a.rsrc = BufferResource::from_words(&w.s[in.src[rs].reg]);
+    a.soffset = sread(w, in.src[rs + 1]);
+    a.offset = uint64_t(in.imm[0]);
     return a;
   }
   a.vaddr = 0;
@@ -95,6 +100,25 @@ Addresser make_addresser(Wave& w, const Inst& in, bool store) {
   return a;
 }
 
+// One lane's load of BYTES into data[]: buffer accesses dword by dword (out-of-range dwords read 0), others
+// as one access.
+template <uint32_t BYTES>
+void load_lane(Wave& w, const Addresser& a, int l, uint32_t* data) {
+  if (a.kind == Addresser::buffer) {
+    for (uint32_t k = 0; k < (BYTES + 3) / 4; ++k) {
+      bool ok;
+      uint64_t addr = a.at(l, k, ok);
+      const uint32_t n = BYTES < 4 ? BYTES : 4;
+      if (ok)
+        if (const uint8_t* p = global_ptr(w, addr, n, false)) std::memcpy(&data[k], p, n);
+    }
+    return;
+  }
+  bool ok;
+  uint64_t addr = a.at(l, 0, ok);
+  if (const uint8_t* p = global_ptr(w, addr, BYTES, false)) std::memcpy(data, p, BYTES);
+}
+
 template <uint32_t BYTES, Ext EXT>
 void vmem_load(Wave& w, const Inst& in) {
   Addresser a = make_addresser(w, in, false);
@@ -102,12 +126,8 @@ void vmem_load(Wave& w, const Inst& in) {
   if (d.kind != OpKind::vgpr) unsupported(w, "load destination not modelled");
   const uint32_t dwords = BYTES < 4 ? 1 : BYTES / 4;
   for_lanes(w.exec(), [&](int l) {
-    bool ok;
-    uint64_t addr = a.at(l, BYTES, ok);
     uint32_t data[4] = {0, 0, 0, 0};
-    if (ok) {
-      if (const uint8_t* p = global_ptr(w, addr, BYTES, false)) std::memcpy(data, p, BYTES);
-    }
+    load_lane<BYTES>(w, a, l, data);
     if (BYTES < 4) data[0] = extend(data[0], EXT);
     for (uint32_t i = 0; i < dwords; ++i) w.v[d.reg + i][l] = data[i];
   });
@@ -118,19 +138,68 @@ void vmem_load(Wave& w, const Inst& in) {
 template <uint32_t BYTES, bool HI16>
 void vmem_store(Wave& w, const Inst& in) {
   Addresser a = make_addresser(w, in, true);
-  const Opnd& data = in.name.starts_with("BUFFER_") ? in.src[0] : in.src[1];
+  const bool buffer = a.kind == Addresser::buffer;
+  const Opnd& data = buffer ? in.src[0] : in.src[1];
   if (data.kind != OpKind::vgpr) unsupported(w, "store data not modelled");
   for_lanes(w.exec(), [&](int l) {
-    bool ok;
-    uint64_t addr = a.at(l, BYTES, ok);
-    if (!ok) return;
     uint32_t v[4];
     for (uint32_t i = 0; i < (BYTES + 3) / 4; ++i) v[i] = w.v[data.reg + i][l];
     if (HI16) v[0] >>= 16;
+    if (buffer) { // per dword: the dwords past the range are dropped
+      for (uint32_t k = 0; k < (BYTES + 3) / 4; ++k) {
+        bool ok;
+        uint64_t addr = a.at(l, k, ok);
+        const uint32_t n = BYTES < 4 ? BYTES : 4;
+        if (ok)
+          if (uint8_t* p = global_ptr(w, addr, n, true)) std::memcpy(p, &v[k], n);
+      }
+      return;
+    }
+    bool ok;
+    uint64_t addr = a.at(l, 0, ok);
     if (uint8_t* p = global_ptr(w, addr, BYTES, true)) std::memcpy(p, v, BYTES);
   });
   bool flat = in.name.starts_with("FLAT_");
   push_pending(w, {}, flat ? 3 : 1, flat, memory_latency(Cat::vmem_store));
+}
+
+// Atomics without return on global and buffer memory (the forms AITER's split-K GEMMs and MoE kernels use):
+// [vaddr, vdata, saddr] / [vaddr64, vdata] / buffer [vdata, vaddr, srsrc, soffset], like stores. Workgroups
+// run on several host threads, so each lane's read-modify-write is one compare-and-swap loop on the host
+// word.
+// A lane outside the buffer range check is dropped (atomics are range-checked all or nothing; a dword each).
+template <class F>
+void vmem_atomic(Wave& w, const Inst& in, F f) {
+  Addresser a = make_addresser(w, in, true);
+  const Opnd& data = a.kind == Addresser::buffer ? in.src[0] : in.src[1];
+  if (data.kind != OpKind::vgpr) unsupported(w, "atomic data not modelled");
+  for_lanes(w.exec(), [&](int l) {
+    bool ok;
+    uint64_t addr = a.at(l, 0, ok);
+    if (!ok) return;
+    uint8_t* p = global_ptr(w, addr, 4, true);
+    if (!p || addr % 4) return;
+    std::atomic_ref<uint32_t> word(*reinterpret_cast<uint32_t*>(p));
+    const uint32_t v = w.v[data.reg][l];
+    uint32_t old = word.load(std::memory_order_relaxed);
+    while (!word.compare_exchange_weak(old, f(old, v), std::memory_order_relaxed)) {
+    }
+  });
+  push_pending(w, {}, 1, false, memory_latency(Cat::vmem_store));
+}
+
+uint32_t add_u32(uint32_t a, uint32_t b) { return a + b; }
+uint32_t add_f32(uint32_t a, uint32_t b) { return as_u(as_f(a) + as_f(b)); }
+// Packed 16-bit float adds, each half rounded to nearest even.
+uint32_t pk_add_bf16(uint32_t a, uint32_t b) {
+  uint32_t lo = f32_to_bf16(bf16_to_f32(uint16_t(a)) + bf16_to_f32(uint16_t(b)));
+  uint32_t hi = f32_to_bf16(bf16_to_f32(uint16_t(a >> 16)) + bf16_to_f32(uint16_t(b >> 16)));
+  return lo | hi << 16;
+}
+uint32_t pk_add_f16(uint32_t a, uint32_t b) {
+  uint32_t lo = f32_to_f16(f16_to_f32(uint16_t(a)) + f16_to_f32(uint16_t(b)));
+  uint32_t hi = f32_to_f16(f16_to_f32(uint16_t(a >> 16)) + f16_to_f32(uint16_t(b >> 16)));
+  return lo | hi << 16;
 }
 
 // LDS.
@@ -148,6 +217,23 @@ uint8_t* lds_ptr(Wave& w, uint64_t addr, uint32_t bytes, bool store) {
     return nullptr;
   }
   return w.wg->lds.data() + addr;
+}
+
+// LDS-DMA: buffer_load_dword{,x4} ... lds and global_load_lds_dword{,x4} (x4: gfx950) load memory straight
+// into LDS, no VGPR result, counted by vmcnt. LDS address = M0 + inst_offset + lane * size, size 4 for a
+// dword and 16 for x4 (CDNA3 ISA "Buffer load to LDS": LDS_ADDR = LDSbase + LDS_offset(M0) + inst_offset +
+// TID * 4; shared/notes/cdna.md section 3). Lanes whose source fails the buffer range check write zeros (the
+// loaded value of an out-of-range dword, CDNA3 ISA "Range checking").
+template <uint32_t BYTES>
+void lds_dma(Wave& w, const Inst& in) {
+  Addresser a = make_addresser(w, in, false);
+  const uint64_t base = uint64_t(w.s[kM0]) + uint64_t(uint32_t(in.imm[0]));
+  for_lanes(w.exec(), [&](int l) {
+    uint32_t data[4] = {0, 0, 0, 0};
+    load_lane<BYTES>(w, a, l, data);
+    if (uint8_t* p = lds_ptr(w, base + uint64_t(l) * BYTES, BYTES, true)) std::memcpy(p, data, BYTES);
+  });
+  push_pending(w, {}, 1, false, memory_latency(Cat::vmem_load));
 }
 
 void lds_pending(Wave& w, const Inst& in, uint16_t dwords) {
@@ -289,6 +375,20 @@ void register_memory_ops() {
     add_op(g + "STORE_DWORDX3", vmem_store<12, false>, st);
     add_op(g + "STORE_DWORDX4", vmem_store<16, false>, st);
   }
+  for (const char* p : {"GLOBAL_", "BUFFER_"}) {
+    std::string g = p;
+    add_op(g + "ATOMIC_ADD_F32", [](Wave& w, const Inst& in) { vmem_atomic(w, in, add_f32); },
+           Cat::vmem_store);
+    add_op(g + "ATOMIC_PK_ADD_BF16", [](Wave& w, const Inst& in) { vmem_atomic(w, in, pk_add_bf16); },
+           Cat::vmem_store);
+    add_op(g + "ATOMIC_PK_ADD_F16", [](Wave& w, const Inst& in) { vmem_atomic(w, in, pk_add_f16); },
+           Cat::vmem_store);
+    add_op(g + "ATOMIC_ADD", [](Wave& w, const Inst& in) { vmem_atomic(w, in, add_u32); }, Cat::vmem_store);
+  }
+  add_op("BUFFER_LOAD_DWORD_LDS", lds_dma<4>, Cat::vmem_load);
+  add_op("BUFFER_LOAD_DWORDX4_LDS", lds_dma<16>, Cat::vmem_load);
+  add_op("GLOBAL_LOAD_LDS_DWORD", lds_dma<4>, Cat::vmem_load);
+  add_op("GLOBAL_LOAD_LDS_DWORDX4", lds_dma<16>, Cat::vmem_load);
   add_op("DS_READ_U8", ds_read<1, Ext::u8>, Cat::ds);
   add_op("DS_READ_I8", ds_read<1, Ext::i8>, Cat::ds);
   add_op("DS_READ_U16", ds_read<2, Ext::u16>, Cat::ds);

@@ -133,6 +133,11 @@ void register_scalar_ops() {
   OP("S_ASHR_I64", salu, { uint64_t r = uint64_t(int64_t(sread64(w, in.src[0])) >> (sread(w, in.src[1]) & 63)); w.scc = r != 0; swrite64(w, in.dst[0], r); });
   OP("S_BFE_U32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { uint32_t off = b & 31, wd = (b >> 16) & 0x7f; uint32_t r = wd == 0 ? 0 : wd >= 32 ? a >> off : (a >> off) & ((1u << wd) - 1); scc = r != 0; return r; }); });
   OP("S_BFM_B32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t&) { return ((a & 31) ? ((1u << (a & 31)) - 1) : 0u) << (b & 31); }); });
+  // S_BFM_B64: D = ((1 << S0[5:0]) - 1) << S1[5:0], both sources 32-bit (CDNA3 ISA, SOP2).
+  OP("S_BFM_B64", salu, {
+    uint32_t a = sread(w, in.src[0]) & 63, b = sread(w, in.src[1]) & 63;
+    swrite64(w, in.dst[0], (a ? (~0ull >> (64 - a)) : 0ull) << b);
+  });
 #define LSHLADD(n) OP("S_LSHL" #n "_ADD_U32", salu, { sop2(w, in, [](uint32_t a, uint32_t b, uint32_t& scc) { uint64_t r = (uint64_t(a) << n) + b; scc = r >> 32; return uint32_t(r); }); })
   LSHLADD(1);
   LSHLADD(2);
@@ -193,6 +198,14 @@ void register_scalar_ops() {
   OP("S_BARRIER", barrier, { w.at_barrier = true; });
   OP("S_NOP", nop, {});
   OP("S_SETPRIO", salu, {});
+  // VGPR indexing (gpr_index.h; CDNA3 ISA S_SET_GPR_IDX_*): the index and the mode live in M0.
+  OP("S_SET_GPR_IDX_ON", salu, {
+    w.s[kM0] = (w.s[kM0] & ~0xf0ffu) | (sread(w, in.src[0]) & 0xff) | (uint32_t(in.imm[0] & 0xf) << 12);
+    w.gpr_idx = true;
+  });
+  OP("S_SET_GPR_IDX_OFF", salu, { w.gpr_idx = false; });
+  OP("S_SET_GPR_IDX_MODE", salu, { w.s[kM0] = (w.s[kM0] & ~0xf000u) | (uint32_t(in.imm[0] & 0xf) << 12); });
+  OP("S_SET_GPR_IDX_IDX", salu, { w.s[kM0] = (w.s[kM0] & ~0xffu) | (sread(w, in.src[0]) & 0xff); });
   OP("S_SLEEP", salu, { w.cycle += 64 * uint64_t(in.imm[0] & 0x7f); });
   OP("S_DCACHE_INV", smem, {});
   OP("S_DCACHE_WB", smem, {});

@@ -506,6 +506,9 @@ void register_vector_ops() {
   add_op("V_EXP_F32", [](Wave& w, const Inst& in) { vf1(w, in, [](float a) { return std::exp2(a); }); }, Cat::trans);
   add_op("V_LOG_F32", [](Wave& w, const Inst& in) { vf1(w, in, [](float a) { return std::log2(a); }); }, Cat::trans);
   add_op("V_RCP_F32", [](Wave& w, const Inst& in) { vf1(w, in, [](float a) { return 1.0f / a; }); }, Cat::trans);
+  // v_rcp_iflag_f32: the reciprocal, flagging integer division by zero (CDNA3 ISA); the value is v_rcp_f32's.
+  add_op("V_RCP_IFLAG_F32", [](Wave& w, const Inst& in) { vf1(w, in, [](float a) { return 1.0f / a; }); },
+         Cat::trans);
   add_op("V_RSQ_F32", [](Wave& w, const Inst& in) { vf1(w, in, [](float a) { return 1.0f / std::sqrt(a); }); }, Cat::trans);
   add_op("V_SQRT_F32", [](Wave& w, const Inst& in) { vf1(w, in, [](float a) { return std::sqrt(a); }); }, Cat::trans);
   add_op("V_SIN_F32", [](Wave& w, const Inst& in) { vf1(w, in, [](float a) { return std::sin(a * 6.28318530718f); }); }, Cat::trans);

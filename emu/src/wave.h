@@ -44,6 +44,10 @@ struct Wave {
   std::array<uint32_t, 64> tmp{}; // DPP source staging
   uint64_t dpp_lanes = ~0ull;     // lanes a DPP instruction writes
 
+  // VGPR indexing (s_set_gpr_idx_on): while on, VALU operands named by M0[15:12] are offset by M0[7:0].
+  bool gpr_idx = false;
+  Inst indexed;                   // the current instruction with its indexed operands (gpr_index.cpp)
+
   uint32_t pc = 0;                // instruction index
   bool done = false, at_barrier = false;
   uint32_t index = 0;             // wave inside the workgroup

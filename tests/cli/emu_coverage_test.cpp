@@ -1,0 +1,37 @@
+// `isatune emu-coverage`: the AITER fixtures folder, text and JSON, and a missing path.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "run_cli.h"
+
+TEST(CliEmuCoverage, AiterFixturesJsonAndText) {
+  const std::string dir = std::string(ISATUNE_FIXTURES_DIR) + "/aiter";
+  CliResult r = run_isatune("emu-coverage --json '" + dir + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["code_objects"], 8);
+  EXPECT_EQ(j["kernels"], 8);
+  EXPECT_TRUE(j["errors"].empty()) << r.out;
+  bool dma = false;
+  for (const auto& u : j["uses"])
+    if (u["mnemonic"] == "buffer_load_dword_lds") {
+      dma = true;
+      EXPECT_EQ(u["kernels"], 2); // the GEMM on gfx942 and gfx950
+      EXPECT_EQ(u["supported"], true);
+    }
+  EXPECT_TRUE(dma) << r.out;
+  EXPECT_EQ(j["distinct"].get<size_t>(), j["uses"].size());
+
+  CliResult t = run_isatune("emu-coverage '" + dir + "/gfx942/topksoftmax_4x128x4.co'");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("1 code objects, 1 kernels"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("s_set_gpr_idx_on"), std::string::npos) << t.out;
+}
+
+TEST(CliEmuCoverage, MissingPathIsAnInputError) {
+  CliResult r = run_isatune("emu-coverage /no/such/folder");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("/no/such/folder"), std::string::npos) << r.err;
+}
