@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "commands.h"
+#include "emulators.h"
 #include "exit_codes.h"
 #include "isatune/emu/backend.h"
 #include "isatune/emu/emulator.h"
@@ -30,7 +31,7 @@ void add_device_worker_command(CLI::App& app, const GlobalOptions&, int& status)
     ::dup2(2, 1);
     std::shared_ptr<loader::Device> device;
     try {
-      emu::register_emu_backend();
+      register_emulators();
       device = loader::open_device(*spec);
       // In the worker the parent's watchdog bounds a hang. The emulator's own instruction limit would end an
       // endless loop as a runtime error first on a fast machine and as a timeout on a slow one; without it a

@@ -14,14 +14,17 @@
 #include <sstream>
 
 #include "commands.h"
+#include "emulators.h"
 #include "exit_codes.h"
 #include "file_io.h"
 #include "isatune/codeobj/reader.h"
 #include "isatune/emu/backend.h"
 #include "isatune/emu/emulator.h"
+#include "isatune/emu/ptx/device.h"
 #include "isatune/error.h"
 #include "isatune/loader/backend.h"
 #include "isatune/loader/kernargs.h"
+#include "isatune/ptx/parser.h"
 #include "isatune/toolchain/assembler.h"
 #include "run_generated.h"
 #include "source_target.h"
@@ -36,6 +39,8 @@ struct RunOptions {
   std::string kernel;
   std::string grid = "1";
   std::string block = "64";
+  std::string cluster = "1";
+  std::string scheduler = "lockstep"; // PTX emulator
   std::vector<std::string> args;
   std::vector<std::string> outs; // INDEX=PATH
   std::string device;            // empty: a GPU if one is listed, else emu:<the code object's ISA>
@@ -233,7 +238,40 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// PTX text as a code object for the PTX emulator (or a driver, which compiles it at load): the kernels and their
+// parameters come from the parser, laid out as the CUDA ABI lays out kernel parameters.
+CodeObject ptx_code_object(const std::string& path) {
+  const std::string text = read_text_file(path);
+  const ptx::ast::Module m = ptx::parse(text, path);
+  CodeObject code;
+  code.vendor = Vendor::nvidia;
+  code.format = CodeFormat::ptx;
+  code.isa = m.target;
+  code.target_id = m.target;
+  code.bytes.assign(text.begin(), text.end());
+  for (const auto& f : m.functions) {
+    if (!f.entry) continue;
+    KernelInfo k;
+    k.name = f.name;
+    k.symbol = f.name;
+    k.kernarg_size = f.param_bytes();
+    k.wave_size = 32;
+    for (const auto& p : f.params) {
+      KernelArg a;
+      a.name = p.name;
+      a.offset = p.offset;
+      a.size = p.bytes();
+      a.value_kind = p.pointer ? "global_buffer" : "by_value"; // nvcc passes pointers as plain .u64
+      a.address_space = p.pointer_space;
+      k.args.push_back(a);
+    }
+    code.kernels.push_back(std::move(k));
+  }
+  return code;
+}
+
 CodeObject load_code(const std::string& path) {
+  if (ends_with(path, ".ptx")) return ptx_code_object(path);
   if (ends_with(path, ".s") || ends_with(path, ".S") || ends_with(path, ".asm")) {
     std::string text = read_text_file(path);
     auto target = declared_amdgcn_target(text);
@@ -259,6 +297,8 @@ nlohmann::json report_json(const emu::HazardReport& r) {
           {"message", r.message},
           {"workgroup", {r.workgroup[0], r.workgroup[1], r.workgroup[2]}},
           {"wave", r.wave},
+          {"line", r.line}, // PTX: the source line (0 on CDNA, which gives the address)
+          {"thread", {r.thread[0], r.thread[1], r.thread[2]}},
           {"count", r.count}};
 }
 
@@ -302,6 +342,7 @@ int run_run(const RunOptions& opt) {
   config.grid = parse_dims("--grid", opt.grid);
   config.block = parse_dims("--block", opt.block);
   config.dynamic_shared_bytes = opt.dynamic_lds;
+  config.cluster = parse_dims("--cluster", opt.cluster);
 
   // Arguments, checked against the kernel's explicit (non-hidden) arguments in order.
   std::vector<const KernelArg*> explicit_args;
@@ -347,16 +388,26 @@ int run_run(const RunOptions& opt) {
         break;
       }
     if (spec.empty()) spec = "emu:" + code.isa;
-  } else if (spec == "emu" && code.vendor == Vendor::amd) {
+  } else if (spec == "emu") {
     spec = "emu:" + code.isa;
   }
   auto device = loader::open_device(spec);
   auto* emu_dev = dynamic_cast<emu::EmuDevice*>(device.get());
+  auto* ptx_dev = dynamic_cast<emu::ptx::PtxEmuDevice*>(device.get());
   if (emu_dev) {
     emu_dev->set_strict(opt.strict);
     if (opt.threads) emu_dev->set_threads(opt.threads);
+  } else if (ptx_dev) {
+    ptx_dev->set_strict(opt.strict);
+    if (opt.threads) ptx_dev->set_threads(opt.threads);
   } else if (opt.strict) {
     throw InputError("--strict needs the emulator (--device emu); " + spec + " has no hazard checks");
+  }
+  if (opt.scheduler != "lockstep") {
+    if (opt.scheduler != "adversarial")
+      throw InputError("--scheduler '" + opt.scheduler + "': expected lockstep or adversarial");
+    if (!ptx_dev) throw InputError("--scheduler needs the PTX emulator (--device emu:sm_80|emu:sm_90a)");
+    ptx_dev->set_scheduler(emu::ptx::Scheduler::adversarial);
   }
   const auto& props = device->properties();
 
@@ -403,6 +454,7 @@ int run_run(const RunOptions& opt) {
 
   std::vector<emu::HazardReport> reports;
   if (emu_dev) reports = emu_dev->reports();
+  if (ptx_dev) reports = ptx_dev->reports();
   if (!stopped) // a strict stop prints its one report below
     for (const auto& r : reports) std::fprintf(stderr, "hazard: %s\n", r.str().c_str());
 
@@ -435,6 +487,16 @@ int run_run(const RunOptions& opt) {
                     {"estimated_cycles", s.estimated_cycles}, {"estimated_ms", s.estimated_ms},
                     {"host_seconds", s.host_seconds}};
     }
+    if (ptx_dev && !stopped) {
+      const auto& s = ptx_dev->last_launch();
+      j["stats"] = {{"ctas", s.ctas},
+                    {"warps", s.warps},
+                    {"instructions", s.instructions},
+                    {"thread_instructions", s.thread_instructions},
+                    {"estimated_cycles", s.estimated_cycles},
+                    {"estimated_ms", s.estimated_ms},
+                    {"host_seconds", s.host_seconds}};
+    }
     j["time_ms"] = stopped ? nlohmann::json(nullptr) : nlohmann::json(ms);
     j["time_kind"] = props.emulated ? "emulated" : "measured";
     nlohmann::json jr = nlohmann::json::array();
@@ -462,11 +524,19 @@ int run_run(const RunOptions& opt) {
         std::snprintf(buf, sizeof buf, "%.3f s", s.host_seconds);
         std::cout << "host     " << buf << " to emulate\n";
       }
+      if (ptx_dev) {
+        const auto& s = ptx_dev->last_launch();
+        std::cout << "executed " << s.ctas << " CTAs, " << s.warps << " warps, " << s.instructions
+                  << " warp instructions, " << s.thread_instructions << " thread instructions, "
+                  << s.estimated_cycles << " estimated cycles\n";
+        std::snprintf(buf, sizeof buf, "%.3f s", s.host_seconds);
+        std::cout << "host     " << buf << " to emulate\n";
+      }
     }
     for (const auto& o : jout)
       std::cout << "wrote    argument " << o["arg"].get<size_t>() << " to " << o["path"].get<std::string>() << " ("
                 << o["bytes"].get<size_t>() << " bytes)\n";
-    if (emu_dev) std::cout << "hazards  " << reports.size() << (reports.empty() ? "" : " (listed on stderr)") << "\n";
+    if (emu_dev || ptx_dev) std::cout << "hazards  " << reports.size() << (reports.empty() ? "" : " (listed on stderr)") << "\n";
   }
   if (stopped) {
     std::fprintf(stderr, "isatune: --strict: stopped at the first hazard: %s\n", stop_message.c_str());
@@ -478,12 +548,13 @@ int run_run(const RunOptions& opt) {
 } // namespace
 
 void add_run_command(CLI::App& app, const GlobalOptions& global, int& status) {
-  emu::register_emu_backend(); // at startup, so that `isatune devices` lists the emulator too
+  register_emulators(); // at startup, so that `isatune devices` lists the emulator too
   auto opt = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand(
       "run", "Run one kernel once (on the CDNA emulator unless a GPU is present) and report hazards and timing");
   cmd->add_option("file", opt->input,
-                  "Code object (.hsaco), AMD assembly (.s, assembled in process), or a generator name (gemm, "
+                  "Code object (.hsaco), AMD assembly (.s, assembled in process), PTX (.ptx, run on the PTX "
+                  "emulator emu:sm_80|emu:sm_90a, the .target's by default), or a generator name (gemm, "
                   "softmax, ...: generate, run and check against the reference; then use --target, --sig, "
                   "--param, --problem)")
       ->required();
@@ -499,9 +570,14 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, int& status) {
                   "buf:TYPE:N:zero|random|file=PATH[:out=PATH] (random: floats in [-1,1), integers in [0,256))");
   cmd->add_option("--out", opt->outs, "ARGINDEX=PATH: write buffer argument ARGINDEX (0-based) to PATH after the run");
   cmd->add_option("--device", opt->device,
-                  "Device: emu[:gfx90a|gfx942|gfx950], hip:N, ... (default: a GPU if listed, else emu for the code "
+                  "Device: emu[:gfx90a|gfx942|gfx950|sm_80|sm_90a], hip:N, cuda:N (default: a GPU if listed, else "
+                  "emu for the code "
                   "object's ISA)");
-  cmd->add_option("--dynamic-lds", opt->dynamic_lds, "Dynamic LDS bytes per workgroup");
+  cmd->add_option("--cluster", opt->cluster, "PTX: CTAs per cluster X[,Y,Z] (sm_90a; default 1)");
+  cmd->add_option("--scheduler", opt->scheduler,
+                  "PTX emulator: lockstep (default) or adversarial (one lane at a time, last first: a missing "
+                  "bar.warp.sync or bar.sync shows as wrong data as well as a report)");
+  cmd->add_option("--dynamic-lds", opt->dynamic_lds, "Dynamic LDS (shared memory) bytes per workgroup");
   cmd->add_option("--threads", opt->threads, "Emulator worker threads (default: all cores)");
   cmd->add_option("--seed", opt->seed, "Seed of buf:...:random (default 1)");
   cmd->add_flag("--strict", opt->strict, "Stop at the first hazard and exit 1");

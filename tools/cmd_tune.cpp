@@ -15,6 +15,7 @@
 #include <limits.h>
 
 #include "commands.h"
+#include "emulators.h"
 #include "exit_codes.h"
 #include "isatune/error.h"
 #include "isatune/db/database.h"
@@ -293,7 +294,7 @@ int run_tune_generator(const TuneCmdOptions& opt) {
   std::unique_ptr<DeviceRunner> runner;
   WorkerRunner* worker = nullptr;
   if (opt.no_isolation) {
-    emu::register_emu_backend();
+    register_emulators();
     runner = std::make_unique<InProcessRunner>(loader::open_device(spec));
   } else {
     WorkerOptions wo;
