@@ -97,7 +97,24 @@ TEST(Comgr, UnknownTarget) {
   EXPECT_THROW(c->assemble(".text\n", {"gfx999", "x.s"}), InputError);
 }
 
+// AddressSanitizer unmaps each thread's alternate signal stack when the thread exits; comgr's own LLVM (15 on
+// Debian 12) replaces it, on every thread that runs a comgr action, with a malloc'ed one of its own
+// (CrashRecoveryContext installs LLVM's signal handlers and sigaltstack), and ASan's unmapping of that block fails
+// a CHECK. Between two third-party libraries, on threads that called comgr only: docs/reliability.md.
+#if defined(__SANITIZE_ADDRESS__)
+#define ISATUNE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ISATUNE_ASAN 1
+#endif
+#endif
+
 TEST(Comgr, BothLlvmsInterleavedAndConcurrent) {
+#ifdef ISATUNE_ASAN
+  GTEST_SKIP() << "skipped under AddressSanitizer: comgr's LLVM replaces the sanitizer's alternate signal stack "
+                  "on the threads it runs on, and ASan's CHECK fails when such a thread exits (not isatune's; "
+                  "docs/reliability.md)";
+#endif
   REQUIRE_COMGR(c);
   auto l = make_assembler("llvm");
   const std::string text = vadd_kernel("gfx90a", "vadd", "", false);
