@@ -24,7 +24,6 @@
 #include "isatune/error.h"
 #include "isatune/loader/backend.h"
 #include "isatune/loader/kernargs.h"
-#include "isatune/ptx/parser.h"
 #include "isatune/toolchain/assembler.h"
 #include "run_generated.h"
 #include "source_target.h"
@@ -238,40 +237,10 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// PTX text as a code object for the PTX emulator (or a driver, which compiles it at load): the kernels and their
-// parameters come from the parser, laid out as the CUDA ABI lays out kernel parameters.
-CodeObject ptx_code_object(const std::string& path) {
-  const std::string text = read_text_file(path);
-  const ptx::ast::Module m = ptx::parse(text, path);
-  CodeObject code;
-  code.vendor = Vendor::nvidia;
-  code.format = CodeFormat::ptx;
-  code.isa = m.target;
-  code.target_id = m.target;
-  code.bytes.assign(text.begin(), text.end());
-  for (const auto& f : m.functions) {
-    if (!f.entry) continue;
-    KernelInfo k;
-    k.name = f.name;
-    k.symbol = f.name;
-    k.kernarg_size = f.param_bytes();
-    k.wave_size = 32;
-    for (const auto& p : f.params) {
-      KernelArg a;
-      a.name = p.name;
-      a.offset = p.offset;
-      a.size = p.bytes();
-      a.value_kind = p.pointer ? "global_buffer" : "by_value"; // nvcc passes pointers as plain .u64
-      a.address_space = p.pointer_space;
-      k.args.push_back(a);
-    }
-    code.kernels.push_back(std::move(k));
-  }
-  return code;
-}
-
 CodeObject load_code(const std::string& path) {
-  if (ends_with(path, ".ptx")) return ptx_code_object(path);
+  // PTX: kernels and their parameters from the parser, each prepared by the PTX emulator (a kernel it cannot
+  // run is rejected here, naming the line).
+  if (ends_with(path, ".ptx")) return emu::ptx::ptx_code_object(read_text_file(path), "", path);
   if (ends_with(path, ".s") || ends_with(path, ".S") || ends_with(path, ".asm")) {
     std::string text = read_text_file(path);
     auto target = declared_amdgcn_target(text);
