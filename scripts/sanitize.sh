@@ -11,14 +11,14 @@
 # --ci: only the programs every tuner compile goes through, the assembler (test_toolchain) and the tuner
 #       (test_tune), which is what CI runs within its time budget; without it, the whole suite.
 #
-# Suppressions: none are needed today. One test is skipped under AddressSanitizer with its reason printed
-# (Comgr.BothLlvmsInterleavedAndConcurrent: comgr's own LLVM replaces the sanitizer's alternate signal stack;
-# docs/reliability.md has the evidence).
+# Suppressions: none. One test is skipped under AddressSanitizer with its reason printed
+# (Comgr.BothLlvmsInterleavedAndConcurrent: comgr's own LLVM replaces the sanitizer's alternate signal stack),
+# and the comgr tests run without LeakSanitizer (below); docs/reliability.md has the evidence for both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 [ $# -ge 1 ] || usage
@@ -56,12 +56,20 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
 
 start=$(date +%s)
+# The comgr tests run with LeakSanitizer off: comgr's own LLVM 15 starts threads with alternate signal stacks of
+# its own, and LSan's stop-the-world tracer at exit crashed once on such a process ("Tracer caught signal 11",
+# after the test had passed; docs/reliability.md). Third-party, so only those tests lose leak checking.
+COMGR='^Comgr\.'
 if [ "$SUBSET" = ci ]; then
   # test_tune runs the isatune program (device worker), so it is built too.
   cmake --build "$BUILD_DIR" -j "$(nproc)" --target test_toolchain test_tune isatune
-  ctest --test-dir "$BUILD_DIR" -L '^(test_toolchain|test_tune)$' --output-on-failure -j "$(nproc)" "$@"
+  ctest --test-dir "$BUILD_DIR" -L '^(test_toolchain|test_tune)$' -E "$COMGR" --output-on-failure -j "$(nproc)" "$@"
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    ctest --test-dir "$BUILD_DIR" -L '^test_toolchain$' -R "$COMGR" --output-on-failure -j "$(nproc)" "$@"
 else
   cmake --build "$BUILD_DIR" -j "$(nproc)"
-  ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" "$@"
+  ctest --test-dir "$BUILD_DIR" -E "$COMGR" --output-on-failure -j "$(nproc)" "$@"
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    ctest --test-dir "$BUILD_DIR" -R "$COMGR" --output-on-failure -j "$(nproc)" "$@"
 fi
 echo "sanitize: $SANITIZERS ($SUBSET) passed in $(($(date +%s) - start)) s"
