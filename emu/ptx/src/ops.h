@@ -41,6 +41,9 @@ private:
 };
 
 using DecodeFn = void (*)(Decoder& d);
+// Takes a state-space qualifier (shared, shared::cta, global, local, param..., const) if the instruction has one;
+// generic otherwise. Shared by ld/st/atom/red and cvta.
+Space take_space(Decoder& d);
 
 // Decoders, by file.
 void decode_int(Decoder& d);   // add sub mul mad mul24 mad24 sad div rem abs neg min max popc clz bfind brev

@@ -235,29 +235,13 @@ void mov_unpack(Warp& w, const Inst& in, uint32_t act) {
   });
 }
 
-Space parse_space(Decoder& d) {
-  if (d.take("shared") || d.take("shared::cta"))
-    return Space::shared;
-  if (d.take("global"))
-    return Space::global;
-  if (d.take("local"))
-    return Space::local;
-  if (d.take("param") || d.take("param::entry") || d.take("param::func"))
-    return Space::param;
-  if (d.take("const"))
-    return Space::const_;
-  if (d.take("shared::cluster"))
-    d.not_yet();
-  return Space::generic;
-}
-
 } // namespace
 
 void decode_cvt(Decoder& d) {
   Inst& in = d.in;
   if (d.ai.mnemonic == "cvta") {
     in.op = d.take("to");
-    in.space = parse_space(d);
+    in.space = take_space(d);
     if (in.space == Space::generic)
       d.error("cvta needs a state space");
     in.type = d.take_type();

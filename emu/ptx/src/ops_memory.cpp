@@ -159,6 +159,8 @@ void atom(Warp& w, const Inst& in, uint32_t act) {
 
 void nothing(Warp&, const Inst&, uint32_t) {}
 
+} // namespace
+
 Space take_space(Decoder& d) {
   if (d.take("shared") || d.take("shared::cta"))
     return Space::shared;
@@ -175,7 +177,6 @@ Space take_space(Decoder& d) {
   return Space::generic;
 }
 
-} // namespace
 
 void decode_memory(Decoder& d) {
   const std::string& m = d.ai.mnemonic;
