@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # ccache keys on paths relative to the checkout, so a fresh clone reuses what an earlier build compiled.
 export CCACHE_BASEDIR="$PWD"
+# -g builds would otherwise hash the build folder's absolute path, so a clone elsewhere would miss every entry.
+export CCACHE_NOHASHDIR=1
 CLANG=""
 for v in 22 21 20 19; do
   if command -v "clang++-$v" >/dev/null 2>&1; then CLANG="$v"; break; fi

@@ -44,6 +44,8 @@ fi
 
 # ccache keys on paths relative to the checkout, so a fresh clone reuses what an earlier build compiled.
 export CCACHE_BASEDIR="$PWD"
+# -g builds would otherwise hash the build folder's absolute path, so a clone elsewhere would miss every entry.
+export CCACHE_NOHASHDIR=1
 scripts/deps.sh
 BUILD_DIR="${ISATUNE_SANITIZE_BUILD_DIR:-build-sanitize-${SANITIZERS//,/-}}"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then

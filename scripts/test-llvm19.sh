@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CCACHE_BASEDIR="$PWD"
+# -g builds would otherwise hash the build folder's absolute path, so a clone elsewhere would miss every entry.
+export CCACHE_NOHASHDIR=1
 BUILD_DIR="${ISATUNE_LLVM19_BUILD_DIR:-build-llvm19}"
 JOBS="${ISATUNE_JOBS:-$(nproc)}"
 launcher=()
