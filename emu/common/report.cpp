@@ -27,6 +27,14 @@ std::string_view to_string(HazardKind kind) {
     return "divergence";
   case HazardKind::membermask:
     return "membermask";
+  case HazardKind::async_pending:
+    return "async_pending";
+  case HazardKind::proxy_fence:
+    return "proxy_fence";
+  case HazardKind::mbarrier:
+    return "mbarrier";
+  case HazardKind::register_budget:
+    return "register_budget";
   case HazardKind::deadlock:
     return "deadlock";
   }

@@ -22,6 +22,12 @@ enum class HazardKind : uint8_t {
   divergence,       // an .aligned / .sync collective reached by the lanes of a warp at different instructions
   membermask,       // a shfl/vote/bar.warp.sync whose membermask names lanes that are exited or not executing it
   deadlock,         // threads waiting at a barrier that can never complete
+  async_pending,    // data of an asynchronous copy or wgmma used (or its registers touched) before the wait
+                    // that completes it
+  proxy_fence,      // shared memory written through the generic proxy, read by the async proxy (TMA, bulk
+                    // copy, wgmma) with no fence.proxy.async between
+  mbarrier,         // mbarrier misuse: arrive-count or transaction-count overflow, use before init
+  register_budget,  // setmaxnreg asking for more registers than the CTA has, or a count the ISA forbids
 };
 
 std::string_view to_string(HazardKind kind);
