@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -14,6 +15,7 @@
 #include "isatune/error.h"
 #include "isatune/loader/sha256.h"
 #include "isatune/ptx/parser.h"
+#include "isatune/ptx/tensor_map.h"
 #include "memory.h"
 #include "program.h"
 #include "warp.h"
@@ -444,6 +446,23 @@ std::vector<std::string> PtxEmuDevice::take_diagnostics() {
     lines.push_back(r.str());
   impl_->reports.clear();
   return lines;
+}
+
+TensorMap PtxEmuDevice::encode_tensor_map(const TensorMapTiledArgs& args) {
+  isatune::ptx::validate_tensor_map_tiled(args);
+  // The furthest byte the map can address: the last element of every dimension.
+  uint64_t elem = std::max<uint32_t>(isatune::ptx::tensor_map_element_bytes(args.data_type), 1);
+  uint64_t end = args.global_dim[0] * elem;
+  for (uint32_t d = 1; d < args.rank; ++d)
+    end += (args.global_dim[d] - 1) * args.global_strides[d - 1];
+  if (!impl_->memory.find(args.global_address, end)) {
+    char where[96];
+    std::snprintf(where, sizeof where, "[0x%llx, +%llu bytes)", (unsigned long long)args.global_address,
+                  (unsigned long long)end);
+    throw InputError(std::string("tensor map: the global tensor ") + where +
+                     " is not inside one allocation of " + impl_->props.name);
+  }
+  return isatune::ptx::encode_tensor_map_tiled(args);
 }
 
 std::unique_ptr<PtxEmuDevice> make_ptx_emu_device(PtxEmuOptions options) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "isatune/code_object.h"
+#include "isatune/tensor_map_args.h"
 
 namespace isatune::loader {
 
@@ -86,6 +87,12 @@ public:
   // Milliseconds between two recorded events (after synchronize()).
   virtual double elapsed_ms(const Event& start, const Event& end) = 0;
   virtual void synchronize() = 0;
+
+  // A TMA tensor map for a kernel parameter (`.param .align 64 .b8 map[128]`), from the arguments of
+  // cuTensorMapEncodeTiled with the global address a device address of this device: the CUDA driver encodes
+  // it on a GPU, the PTX emulator in its own encoding. Throws InputError naming the argument that is wrong;
+  // devices without tensor maps (AMD, the CDNA emulator) throw InputError saying so.
+  virtual TensorMap encode_tensor_map(const TensorMapTiledArgs& args);
 
   // What the device's own checks found in the launches since the last call, one line each, and forgets them:
   // the emulator's wait-count, hazard and bounds reports. Real GPUs check nothing and return none.

@@ -11,64 +11,23 @@
 #include <functional>
 #include <span>
 
+#include "isatune/tensor_map_args.h"
+
 namespace isatune::ptx {
 
-enum class TensorMapDataType : uint32_t {
-  uint8 = 0,
-  uint16 = 1,
-  uint32 = 2,
-  int32 = 3,
-  uint64 = 4,
-  int64 = 5,
-  float16 = 6,
-  float32 = 7,
-  float64 = 8,
-  bfloat16 = 9,
-  float32_ftz = 10,
-  tfloat32 = 11,
-  tfloat32_ftz = 12,
-  u4x16_align8b = 13,  // 16 x U4 packed into 8 bytes
-  u4x16_align16b = 14, // 16 x U4 in 16 bytes (8-byte gaps)
-  u6x16_align16b = 15, // 16 x U6 in 16 bytes (4-byte gaps)
-};
-enum class TensorMapInterleave : uint32_t { none = 0, b16 = 1, b32 = 2 };
-enum class TensorMapSwizzle : uint32_t {
-  none = 0,
-  b32 = 1,
-  b64 = 2,
-  b128 = 3,
-  b128_atom_32b = 4,
-  b128_atom_32b_flip_8b = 5,
-  b128_atom_64b = 6,
-};
-enum class TensorMapL2Promotion : uint32_t { none = 0, l2_64b = 1, l2_128b = 2, l2_256b = 3 };
-enum class TensorMapOobFill : uint32_t { none = 0, nan_request_zero_fma = 1 };
+// The argument values (enums, TensorMapTiledArgs, TensorMap) are in isatune/tensor_map_args.h, shared with
+// the loader; they are named here too.
+using isatune::TensorMap;
+using isatune::TensorMapDataType;
+using isatune::TensorMapInterleave;
+using isatune::TensorMapL2Promotion;
+using isatune::TensorMapOobFill;
+using isatune::TensorMapSwizzle;
+using isatune::TensorMapTiledArgs;
 
 // Bytes of one element in memory for the unpacked types (1, 2, 4, 8); 0 for the packed 16U4/16U6 types.
 uint32_t tensor_map_element_bytes(TensorMapDataType t);
 bool tensor_map_is_float(TensorMapDataType t);
-
-// The arguments of cuTensorMapEncodeTiled (entries at and beyond `rank` are ignored).
-struct TensorMapTiledArgs {
-  TensorMapDataType data_type = TensorMapDataType::uint8;
-  uint32_t rank = 1;
-  uint64_t global_address = 0;
-  std::array<uint64_t, 5> global_dim{};     // elements per dimension, innermost first
-  std::array<uint64_t, 4> global_strides{}; // bytes, of dimensions 1..rank-1
-  std::array<uint32_t, 5> box_dim{};        // elements traversed per dimension
-  std::array<uint32_t, 5> element_strides{1, 1, 1, 1, 1};
-  TensorMapInterleave interleave = TensorMapInterleave::none;
-  TensorMapSwizzle swizzle = TensorMapSwizzle::none;
-  TensorMapL2Promotion l2_promotion = TensorMapL2Promotion::none;
-  TensorMapOobFill oob_fill = TensorMapOobFill::none;
-  friend bool operator==(const TensorMapTiledArgs&, const TensorMapTiledArgs&) = default;
-};
-
-// 128 bytes, 64-byte aligned as a kernel parameter (.param .align 64 .b8 m[128]); cuda.h's CUtensorMap
-// is alignas(128).
-struct alignas(128) TensorMap {
-  std::array<uint8_t, 128> bytes{};
-};
 
 // Throws InputError naming the first argument that violates a cuTensorMapEncodeTiled requirement.
 void validate_tensor_map_tiled(const TensorMapTiledArgs& args);

@@ -66,6 +66,9 @@ public:
   double elapsed_ms(const loader::Event& start, const loader::Event& end) override;
   void synchronize() override;
   std::vector<std::string> take_diagnostics() override;
+  // The emulator's own encoding (isatune/ptx/tensor_map.h), with cuTensorMapEncodeTiled's checks, and one the
+  // driver does not make: the whole tensor must lie inside one allocation of this device.
+  TensorMap encode_tensor_map(const TensorMapTiledArgs& args) override;
 
   // Reports of the launches since the last clear, deduplicated per (kernel, kind, line), with counts.
   std::vector<HazardReport> reports() const;
