@@ -3,6 +3,7 @@
 // the emulated time and instruction counts, and the emulator's hazard reports. Syntax: docs/emulator.md.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +28,7 @@
 #include "isatune/toolchain/assembler.h"
 #include "run_generated.h"
 #include "source_target.h"
+#include "tensor_map_arg.h"
 
 namespace isatune::cli {
 
@@ -75,6 +77,9 @@ struct ParsedArg {
   std::string init; // zero | random | file=PATH
   std::string out;  // path to write the buffer to after the run
   loader::DevicePtr ptr = 0;
+  bool tensor_map = false; // tmap:...: encoded by the device once its buffer has an address
+  TensorMapArg tmap;
+  size_t tmap_buffer = 0; // the argument index of that buffer
 };
 
 [[noreturn]] void bad_arg(size_t index, const std::string& text, const std::string& why) {
@@ -132,6 +137,11 @@ std::vector<uint8_t> read_binary(const std::string& path) {
 ParsedArg parse_arg(size_t index, const std::string& text, std::mt19937_64& rng) {
   ParsedArg a;
   a.text = text;
+  if (is_tensor_map_arg(text)) {
+    a.tensor_map = true;
+    a.tmap = parse_tensor_map_arg(index, text);
+    return a;
+  }
   auto colon = text.find(':');
   if (colon == std::string::npos)
     bad_arg(index, text, "expected TYPE:VALUE (u32:5, f32:1.5) or buf:TYPE:N:zero|random|file=PATH");
@@ -317,17 +327,55 @@ int run_run(const RunOptions& opt) {
   std::vector<const KernelArg*> explicit_args;
   for (const auto& a : kernel->args)
     if (a.value_kind.rfind("hidden_", 0) != 0) explicit_args.push_back(&a);
-  if (opt.args.size() != explicit_args.size())
+  // --arg NAME=SPEC goes to the argument of that name; the others fill the remaining places in order.
+  std::vector<std::string> specs(explicit_args.size());
+  std::vector<bool> given(explicit_args.size(), false);
+  std::vector<std::string> positional;
+  for (const auto& text : opt.args) {
+    auto eq = text.find('='), colon = text.find(':');
+    if (eq == std::string::npos || (colon != std::string::npos && colon < eq)) {
+      positional.push_back(text);
+      continue;
+    }
+    std::string name = text.substr(0, eq);
+    size_t at = explicit_args.size();
+    for (size_t i = 0; i < explicit_args.size(); ++i)
+      if (explicit_args[i]->name == name) at = i;
+    if (at == explicit_args.size())
+      throw InputError("--arg '" + text + "': kernel '" + kernel->name + "' has no argument named '" + name +
+                       "' (it takes: " + describe_args(explicit_args) + ")");
+    if (given[at]) throw InputError("--arg '" + text + "': argument '" + name + "' is given twice");
+    specs[at] = text.substr(eq + 1);
+    given[at] = true;
+  }
+  size_t next = 0;
+  for (const auto& text : positional) {
+    while (next < given.size() && given[next]) ++next;
+    if (next == given.size()) {
+      next = given.size() + 1;
+      break;
+    }
+    specs[next] = text;
+    given[next] = true;
+  }
+  if (next > given.size() || std::count(given.begin(), given.end(), true) != std::ptrdiff_t(given.size()))
     throw InputError("kernel '" + kernel->name + "' takes " + std::to_string(explicit_args.size()) + " argument" +
                      (explicit_args.size() == 1 ? "" : "s") + " [" + describe_args(explicit_args) + "], got " +
                      std::to_string(opt.args.size()) + " --arg");
   std::mt19937_64 rng(opt.seed);
   std::vector<ParsedArg> args;
-  for (size_t i = 0; i < opt.args.size(); ++i) {
-    ParsedArg a = parse_arg(i, opt.args[i], rng);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    ParsedArg a = parse_arg(i, specs[i], rng);
     const KernelArg& k = *explicit_args[i];
     std::string kname = "argument " + std::to_string(i) + " (" + (k.name.empty() ? "?" : k.name) + ")";
     bool pointer_arg = k.value_kind == "global_buffer" || k.value_kind == "dynamic_shared_pointer";
+    if (a.tensor_map && (pointer_arg || k.size != sizeof(TensorMap)))
+      bad_arg(i, a.text, kname + " is a " + std::to_string(k.size) + "-byte " + k.value_kind +
+                             ", not a 128-byte tensor map (.param .align 64 .b8 NAME[128])");
+    if (a.tensor_map) {
+      args.push_back(std::move(a));
+      continue;
+    }
     if (a.buffer && !pointer_arg && k.size != 8)
       bad_arg(i, a.text, kname + " is a " + std::to_string(k.size) + "-byte " + k.value_kind + ", not a buffer");
     if (!a.buffer && pointer_arg)
@@ -336,6 +384,21 @@ int run_run(const RunOptions& opt) {
       bad_arg(i, a.text, kname + " is " + std::to_string(k.size) + " bytes; " + a.type->name + " is " +
                              std::to_string(a.bytes.size()));
     args.push_back(std::move(a));
+  }
+  // Each tensor map names a buffer argument, by index or by name.
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].tensor_map) continue;
+    const std::string& ref = args[i].tmap.buffer;
+    size_t at = args.size();
+    if (ref.find_first_not_of("0123456789") == std::string::npos) {
+      at = std::stoul(ref);
+    } else {
+      for (size_t j = 0; j < explicit_args.size(); ++j)
+        if (explicit_args[j]->name == ref) at = j;
+    }
+    if (at >= args.size() || !args[at].buffer)
+      bad_arg(i, args[i].text, "BUF '" + ref + "' is not a buffer argument (give the index or name of a buf:... argument)");
+    args[i].tmap_buffer = at;
   }
   for (const auto& o : opt.outs) {
     auto eq = o.find('=');
@@ -392,6 +455,23 @@ int run_run(const RunOptions& opt) {
       values.push_back({"", a.bytes});
     }
   }
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto& a = args[i];
+    if (!a.tensor_map) continue;
+    const ParsedArg& b = args[a.tmap_buffer];
+    a.tmap.args.global_address = b.ptr;
+    uint64_t span = tensor_map_span_bytes(a.tmap.args);
+    if (span > b.bytes.size())
+      bad_arg(i, a.text, "the tensor spans " + std::to_string(span) + " bytes, but buffer argument " +
+                             std::to_string(a.tmap_buffer) + " holds " + std::to_string(b.bytes.size()));
+    TensorMap map;
+    try {
+      map = device->encode_tensor_map(a.tmap.args);
+    } catch (const InputError& e) {
+      bad_arg(i, a.text, e.what());
+    }
+    values[i].bytes.assign(map.bytes.begin(), map.bytes.end());
+  }
   auto kernargs = loader::pack_kernargs(*kernel, values, config);
 
   bool stopped = false;
@@ -444,6 +524,14 @@ int run_run(const RunOptions& opt) {
       const auto& a = args[i];
       nlohmann::json ja = {{"index", i}, {"name", explicit_args[i]->name}, {"text", a.text}};
       if (a.buffer) ja.update({{"type", a.type->name}, {"count", a.count}, {"init", a.init}});
+      if (a.tensor_map) {
+        const auto& m = a.tmap.args;
+        ja.update({{"tensor_map", {{"buffer", a.tmap_buffer},
+                                   {"type", a.tmap.type_name},
+                                   {"dims", std::vector<uint64_t>(m.global_dim.begin(), m.global_dim.begin() + m.rank)},
+                                   {"box", std::vector<uint32_t>(m.box_dim.begin(), m.box_dim.begin() + m.rank)},
+                                   {"swizzle", uint32_t(m.swizzle)}}}});
+      }
       jargs.push_back(ja);
     }
     j["args"] = jargs;
@@ -535,8 +623,12 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, int& status) {
   cmd->add_option("--grid", opt->grid, "Workgroups per dimension: X[,Y,Z] (default 1)");
   cmd->add_option("--block", opt->block, "Threads per workgroup: X[,Y,Z] (default 64)");
   cmd->add_option("--arg", opt->args,
-                  "Kernel argument, in order: TYPE:VALUE (u8 u16 u32 i32 u64 i64 f32 f64), or a buffer "
-                  "buf:TYPE:N:zero|random|file=PATH[:out=PATH] (random: floats in [-1,1), integers in [0,256))");
+                  "Kernel argument, in order, or NAME=SPEC for the argument of that name: TYPE:VALUE (u8 u16 u32 "
+                  "i32 u64 i64 f32 f64), a buffer buf:TYPE:N:zero|random|file=PATH[:out=PATH] (random: floats in "
+                  "[-1,1), integers in [0,256)), or a TMA tensor map over a buffer argument (PTX, sm_90a) "
+                  "tmap:BUF:TYPE:DIMS:box=BOX[:strides=S][:swizzle=none|32B|64B|128B][:elemstrides=E]"
+                  "[:interleave=none|16B|32B][:oob=zero|nan][:l2=none|64B|128B|256B] (BUF: index or name; lists "
+                  "joined by 'x', innermost first; strides in bytes, default packed)");
   cmd->add_option("--out", opt->outs, "ARGINDEX=PATH: write buffer argument ARGINDEX (0-based) to PATH after the run");
   cmd->add_option("--device", opt->device,
                   "Device: emu[:gfx90a|gfx942|gfx950|sm_80|sm_90a], hip:N, cuda:N (default: a GPU if listed, else "
