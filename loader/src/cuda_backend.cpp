@@ -1,5 +1,6 @@
 // The CUDA backend: libcuda.so.1 (the driver API) opened with dlopen; declarations written here from the CUDA
 // driver API documentation (constants compared by hand with CUDA 13 cuda.h; no automated check yet).
+#include <cstdlib>
 #include <cstring>
 
 #include "dl_library.h"
@@ -27,9 +28,33 @@ constexpr int kFuncAttrMaxDynamicShared = 8;    // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC
 void* const kParamBufferPointer = reinterpret_cast<void*>(0x01); // CU_LAUNCH_PARAM_BUFFER_POINTER
 void* const kParamBufferSize = reinterpret_cast<void*>(0x02);    // CU_LAUNCH_PARAM_BUFFER_SIZE
 void* const kParamEnd = reinterpret_cast<void*>(0x00);           // CU_LAUNCH_PARAM_END
+constexpr int kLaunchAttrClusterDimension = 4;                   // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+
+// cuLaunchKernelEx's configuration (cuda.h 13.0 CUlaunchAttribute_st / CUlaunchConfig_st): an attribute is an
+// id padded to 8 bytes and a 64-byte value union, of which only clusterDim {x, y, z} is used here.
+struct CUlaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    struct {
+      unsigned x, y, z;
+    } cluster_dim;
+  } value;
+};
+struct CUlaunchConfig {
+  unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+  void* stream;
+  CUlaunchAttribute* attrs;
+  unsigned num_attrs;
+};
+static_assert(sizeof(CUlaunchAttribute) == 72, "CUlaunchAttribute layout");
 
 struct CudaApi {
-  detail::DlLibrary lib{{"libcuda.so.1", "libcuda.so"}};
+  // ISATUNE_CUDA_LIBRARY: another driver library (a path), e.g. the tests' stand-in for libcuda.
+  detail::DlLibrary lib{std::getenv("ISATUNE_CUDA_LIBRARY") && *std::getenv("ISATUNE_CUDA_LIBRARY")
+                            ? std::vector<std::string>{std::getenv("ISATUNE_CUDA_LIBRARY")}
+                            : std::vector<std::string>{"libcuda.so.1", "libcuda.so"}};
   CUresult (*Init)(unsigned) = nullptr;
   CUresult (*DeviceGetCount)(int*) = nullptr;
   CUresult (*DeviceGet)(CUdevice*, int) = nullptr;
@@ -52,11 +77,19 @@ struct CudaApi {
   CUresult (*FuncSetAttribute)(CUfunction, int, int) = nullptr;
   CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                            void**, void**) = nullptr;
+  // CUDA 12.0+, for cluster launches (resolved when first needed).
+  CUresult (*LaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**) = nullptr;
   CUresult (*EventCreate)(CUevent*, unsigned) = nullptr;
   CUresult (*EventDestroy)(CUevent) = nullptr;
   CUresult (*EventRecord)(CUevent, CUstream) = nullptr;
   CUresult (*EventSynchronize)(CUevent) = nullptr;
   CUresult (*EventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+  // CUDA 12.0+ (resolved when first used, so older drivers still run everything else). The enums are passed
+  // as their cuda.h values (isatune/tensor_map_args.h keeps them equal).
+  CUresult (*TensorMapEncodeTiled)(void* map, int data_type, unsigned rank, void* global_address,
+                                   const unsigned long long* global_dim, const unsigned long long* global_strides,
+                                   const unsigned* box_dim, const unsigned* element_strides, int interleave,
+                                   int swizzle, int l2_promotion, int oob_fill) = nullptr;
   std::string error;
 
   CudaApi() {
@@ -109,8 +142,10 @@ CudaApi& api() {
   return a;
 }
 
-// sm_90a runs only on 9.0; sm_XY runs on X.Z with Z >= Y.
-bool sm_fits(const std::string& code_isa, int major, int minor) {
+// Where code for `code_isa` runs. SASS (a cubin): sm_XY on X.Z with Z >= Y (binary compatibility stays within a
+// major version). PTX: the driver compiles it for any newer device, sm_XY on every X.Y or later. The
+// arch-specific targets (sm_90a, sm_100f ...) only on the one they name, in either form.
+bool sm_fits(const std::string& code_isa, bool ptx, int major, int minor) {
   if (code_isa.rfind("sm_", 0) != 0 || code_isa.size() < 5) return false;
   bool arch_specific = code_isa.back() == 'a' || code_isa.back() == 'f';
   std::string digits = code_isa.substr(3, code_isa.size() - 3 - (arch_specific ? 1 : 0));
@@ -122,6 +157,7 @@ bool sm_fits(const std::string& code_isa, int major, int minor) {
   }
   int cmaj = cc / 10, cmin = cc % 10;
   if (arch_specific) return cmaj == major && cmin == minor;
+  if (ptx) return cmaj < major || (cmaj == major && cmin <= minor);
   return cmaj == major && cmin <= minor;
 }
 
@@ -188,7 +224,8 @@ public:
     api().check(api().MemsetD8(dst, value, bytes), "cuMemsetD8");
   }
   std::shared_ptr<Module> load(const CodeObject& code) override {
-    if (code.vendor != Vendor::nvidia || !sm_fits(code.isa, major_, minor_))
+    const bool ptx = code.format == CodeFormat::ptx;
+    if (code.vendor != Vendor::nvidia || !sm_fits(code.isa, ptx, major_, minor_))
       throw InputError("code object " + code.sha256 + " is for " + code.isa + ", not for " + props_.name + " (" +
                        props_.isa + ")");
     for (const auto& k : code.kernels)
@@ -198,6 +235,8 @@ public:
     current();
     auto m = std::make_shared<CudaModule>();
     m->code = code;
+    if (ptx && (m->code.bytes.empty() || m->code.bytes.back() != 0))
+      m->code.bytes.push_back(0); // cuModuleLoadData reads PTX as a NUL-terminated string
     m->optin_shared = optin_;
     api().check(api().ModuleLoadData(&m->m, m->code.bytes.data()), "cuModuleLoadData");
     return m;
@@ -215,9 +254,32 @@ public:
     size_t size = kernargs.size();
     void* buffer = const_cast<uint8_t*>(kernargs.data());
     void* extra[] = {kParamBufferPointer, buffer, kParamBufferSize, &size, kParamEnd};
-    api().check(api().LaunchKernel(f.f, c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z,
-                                   c.dynamic_shared_bytes, nullptr, nullptr, extra),
-                "cuLaunchKernel " + f.k.name);
+    const bool clustered = c.cluster.x * c.cluster.y * c.cluster.z > 1;
+    if (!clustered) {
+      api().check(api().LaunchKernel(f.f, c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z,
+                                     c.dynamic_shared_bytes, nullptr, nullptr, extra),
+                  "cuLaunchKernel " + f.k.name);
+      return;
+    }
+    // A cluster launch: cuLaunchKernelEx with the cluster-dimension attribute (the grid must be a multiple).
+    if (major_ < 9)
+      throw InputError("kernel " + f.k.name + ": clusters need compute capability 9.0 or newer; " + props_.name +
+                       " is " + std::to_string(major_) + "." + std::to_string(minor_));
+    if (c.grid.x % c.cluster.x || c.grid.y % c.cluster.y || c.grid.z % c.cluster.z)
+      throw InputError("kernel " + f.k.name + ": grid " + std::to_string(c.grid.x) + "," + std::to_string(c.grid.y) +
+                       "," + std::to_string(c.grid.z) + " is not a multiple of cluster " +
+                       std::to_string(c.cluster.x) + "," + std::to_string(c.cluster.y) + "," +
+                       std::to_string(c.cluster.z));
+    auto& x = api();
+    if (!x.LaunchKernelEx) x.LaunchKernelEx = x.lib.optional_symbol<decltype(x.LaunchKernelEx)>("cuLaunchKernelEx");
+    if (!x.LaunchKernelEx)
+      throw InputError(props_.name + ": the driver has no cuLaunchKernelEx (CUDA 12.0 or newer) for cluster launches");
+    CUlaunchAttribute attr{};
+    attr.id = kLaunchAttrClusterDimension;
+    attr.value.cluster_dim = {c.cluster.x, c.cluster.y, c.cluster.z};
+    CUlaunchConfig cfg{c.grid.x,  c.grid.y,  c.grid.z, c.block.x, c.block.y, c.block.z, c.dynamic_shared_bytes,
+                       nullptr, &attr, 1};
+    x.check(x.LaunchKernelEx(&cfg, f.f, nullptr, extra), "cuLaunchKernelEx " + f.k.name);
   }
   std::unique_ptr<Event> create_event() override {
     current();
@@ -240,6 +302,29 @@ public:
   void synchronize() override {
     current();
     api().check(api().CtxSynchronize(), "cuCtxSynchronize");
+  }
+  TensorMap encode_tensor_map(const TensorMapTiledArgs& a) override {
+    auto& x = api();
+    if (!x.TensorMapEncodeTiled)
+      x.TensorMapEncodeTiled = x.lib.optional_symbol<decltype(x.TensorMapEncodeTiled)>("cuTensorMapEncodeTiled");
+    if (!x.TensorMapEncodeTiled)
+      throw InputError(props_.name + ": the driver has no cuTensorMapEncodeTiled (CUDA 12.0 or newer)");
+    if (a.rank < 1 || a.rank > 5) throw InputError("tensor map: rank " + std::to_string(a.rank) + " is not 1..5");
+    current();
+    TensorMap map;
+    unsigned long long dims[5], strides[4];
+    unsigned box[5], estrides[5];
+    for (unsigned i = 0; i < 5; ++i) {
+      dims[i] = a.global_dim[i];
+      box[i] = a.box_dim[i];
+      estrides[i] = a.element_strides[i];
+      if (i < 4) strides[i] = a.global_strides[i];
+    }
+    x.check(x.TensorMapEncodeTiled(map.bytes.data(), int(a.data_type), a.rank,
+                                   reinterpret_cast<void*>(uintptr_t(a.global_address)), dims, strides, box, estrides,
+                                   int(a.interleave), int(a.swizzle), int(a.l2_promotion), int(a.oob_fill)),
+            "cuTensorMapEncodeTiled");
+    return map;
   }
 
 private:
