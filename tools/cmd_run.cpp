@@ -44,6 +44,7 @@ struct RunOptions {
   std::string scheduler = "lockstep"; // PTX emulator
   std::vector<std::string> args;
   std::vector<std::string> outs; // INDEX=PATH
+  std::string kernargs;          // a raw kernarg file instead of --arg
   std::string device;            // empty: a GPU if one is listed, else emu:<the code object's ISA>
   uint32_t dynamic_lds = 0;
   unsigned threads = 0;
@@ -358,17 +359,30 @@ int run_run(const RunOptions& opt) {
     specs[next] = text;
     given[next] = true;
   }
-  if (next > given.size() || std::count(given.begin(), given.end(), true) != std::ptrdiff_t(given.size()))
+  // With a name given, the arguments not given are zero (a null pointer for a buffer), as are pads and unnamed
+  // fields; positional arguments alone must be complete, so that a forgotten one is an error, not a zero.
+  const bool named = positional.size() != opt.args.size();
+  if (!opt.kernargs.empty() && !opt.args.empty())
+    throw InputError("--kernargs FILE gives every argument's bytes; it does not combine with --arg");
+  if (opt.kernargs.empty() &&
+      (next > given.size() || (!named && std::count(given.begin(), given.end(), true) != std::ptrdiff_t(given.size()))))
     throw InputError("kernel '" + kernel->name + "' takes " + std::to_string(explicit_args.size()) + " argument" +
                      (explicit_args.size() == 1 ? "" : "s") + " [" + describe_args(explicit_args) + "], got " +
                      std::to_string(opt.args.size()) + " --arg");
   std::mt19937_64 rng(opt.seed);
   std::vector<ParsedArg> args;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    ParsedArg a = parse_arg(i, specs[i], rng);
+  for (size_t i = 0; i < specs.size() && opt.kernargs.empty(); ++i) {
     const KernelArg& k = *explicit_args[i];
     std::string kname = "argument " + std::to_string(i) + " (" + (k.name.empty() ? "?" : k.name) + ")";
     bool pointer_arg = k.value_kind == "global_buffer" || k.value_kind == "dynamic_shared_pointer";
+    if (!given[i] || specs[i] == "zero" || specs[i] == "null") { // zero bytes: 0, or a null pointer
+      ParsedArg z;
+      z.text = given[i] ? specs[i] : "zero";
+      z.bytes.assign(k.size, 0);
+      args.push_back(std::move(z));
+      continue;
+    }
+    ParsedArg a = parse_arg(i, specs[i], rng);
     if (a.tensor_map && (pointer_arg || k.size != sizeof(TensorMap)))
       bad_arg(i, a.text, kname + " is a " + std::to_string(k.size) + "-byte " + k.value_kind +
                              ", not a 128-byte tensor map (.param .align 64 .b8 NAME[128])");
@@ -472,7 +486,16 @@ int run_run(const RunOptions& opt) {
     }
     values[i].bytes.assign(map.bytes.begin(), map.bytes.end());
   }
-  auto kernargs = loader::pack_kernargs(*kernel, values, config);
+  std::vector<uint8_t> kernargs;
+  if (opt.kernargs.empty()) {
+    kernargs = loader::pack_kernargs(*kernel, values, config);
+  } else { // raw bytes, as the kernel reads them (hidden AMD arguments included), padded with zeros
+    kernargs = read_binary(opt.kernargs);
+    if (kernargs.size() > kernel->kernarg_size)
+      throw InputError("--kernargs " + opt.kernargs + ": " + std::to_string(kernargs.size()) + " bytes, more than the " +
+                       std::to_string(kernel->kernarg_size) + " bytes of kernel '" + kernel->name + "''s arguments");
+    kernargs.resize(kernel->kernarg_size, 0);
+  }
 
   bool stopped = false;
   std::string stop_message;
@@ -623,12 +646,16 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, int& status) {
   cmd->add_option("--grid", opt->grid, "Workgroups per dimension: X[,Y,Z] (default 1)");
   cmd->add_option("--block", opt->block, "Threads per workgroup: X[,Y,Z] (default 64)");
   cmd->add_option("--arg", opt->args,
-                  "Kernel argument, in order, or NAME=SPEC for the argument of that name: TYPE:VALUE (u8 u16 u32 "
+                  "Kernel argument, in order, or NAME=SPEC for the argument of that name (then the arguments not "
+                  "given are zero, pointers null; `null` or `zero` as SPEC says so explicitly): TYPE:VALUE (u8 u16 u32 "
                   "i32 u64 i64 f32 f64), a buffer buf:TYPE:N:zero|random|file=PATH[:out=PATH] (random: floats in "
                   "[-1,1), integers in [0,256)), or a TMA tensor map over a buffer argument (PTX, sm_90a) "
                   "tmap:BUF:TYPE:DIMS:box=BOX[:strides=S][:swizzle=none|32B|64B|128B][:elemstrides=E]"
                   "[:interleave=none|16B|32B][:oob=zero|nan][:l2=none|64B|128B|256B] (BUF: index or name; lists "
                   "joined by 'x', innermost first; strides in bytes, default packed)");
+  cmd->add_option("--kernargs", opt->kernargs,
+                  "FILE: the kernel's argument bytes as they are (hidden AMD arguments included), padded with zeros "
+                  "to its kernarg size; instead of --arg");
   cmd->add_option("--out", opt->outs, "ARGINDEX=PATH: write buffer argument ARGINDEX (0-based) to PATH after the run");
   cmd->add_option("--device", opt->device,
                   "Device: emu[:gfx90a|gfx942|gfx950|sm_80|sm_90a], hip:N, cuda:N (default: a GPU if listed, else "

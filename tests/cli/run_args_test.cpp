@@ -122,6 +122,39 @@ TEST_F(RunArgs, PackedStridesByDefaultAndBufferByIndex) {
   EXPECT_EQ(a.swizzle, ptx::TensorMapSwizzle::none);
 }
 
+TEST_F(RunArgs, NamedArgumentsLeaveTheOthersZeroAndNullIsANullPointer) {
+  auto r = run_isatune(run_cmd("--arg data=null --arg out=buf:u8:144:random:out=" + dir + "/o.bin"));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::string bytes = read_file(dir + "/o.bin");
+  ASSERT_EQ(bytes.size(), 144u);
+  for (size_t i = 0; i < 140; ++i) EXPECT_EQ(bytes[i], 0) << "byte " << i << " of the zero map, data and bias";
+  // Positional arguments alone must be complete.
+  auto few = run_isatune(run_cmd("--arg buf:u8:144:zero"));
+  EXPECT_EQ(few.exit_code, 1);
+  EXPECT_NE(few.err.find("takes 4 arguments"), std::string::npos) << few.err;
+}
+
+TEST_F(RunArgs, RawKernargFileIsUsedAsItIs) {
+  // out = 0x123400: the kernel's first store must be reported at that address, so the bytes reached it.
+  std::string raw(8, '\0');
+  const uint64_t bogus = 0x123400;
+  std::memcpy(raw.data(), &bogus, 8);
+  write_file(dir + "/args.bin", raw);
+  auto r = run_isatune(run_cmd("--kernargs " + dir + "/args.bin --json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["reports"].empty());
+  EXPECT_EQ(j["reports"][0]["kind"], "out_of_bounds");
+  EXPECT_NE(j["reports"][0]["message"].get<std::string>().find("0x123400"), std::string::npos) << j["reports"].dump();
+  write_file(dir + "/big.bin", std::string(4096, 'x'));
+  auto big = run_isatune(run_cmd("--kernargs " + dir + "/big.bin"));
+  EXPECT_EQ(big.exit_code, 1);
+  EXPECT_NE(big.err.find("4096 bytes, more than"), std::string::npos) << big.err;
+  auto both = run_isatune(run_cmd("--kernargs " + dir + "/args.bin --arg u32:1"));
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_NE(both.err.find("does not combine with --arg"), std::string::npos) << both.err;
+}
+
 TEST_F(RunArgs, BadTensorMapsAndNamesGiveOneClearLine) {
   auto expect_error = [&](const std::string& args, const std::string& needle) {
     auto r = run_isatune(run_cmd(args));
