@@ -142,6 +142,7 @@ int run_inspect(const InspectOptions& opt) {
                          {"scratch_bytes", k.scratch_bytes},
                          {"vgprs", k.vgprs},
                          {"agprs", k.agprs},
+                         {"agprs_source", k.agprs_source},
                          {"sgprs", k.sgprs},
                          {"max_workgroup_size", k.max_workgroup_size},
                          {"wave_size", k.wave_size},
@@ -181,7 +182,8 @@ int run_inspect(const InspectOptions& opt) {
       }
     } else {
       text << "  code                offset " << hex(k.code_offset) << ", " << k.code_size << " bytes\n"
-           << "  vgprs               " << k.vgprs << " (metadata, arch + AGPR), agprs " << k.agprs << "\n"
+           << "  vgprs               " << k.vgprs << " (metadata, arch + AGPR), agprs " << k.agprs
+           << (k.agprs_source.empty() ? " (unknown)" : " (from the " + k.agprs_source + ")") << "\n"
            << "  sgprs               " << k.sgprs << " (metadata, incl. VCC/flat scratch/xnack)\n"
            << "  lds                 " << k.lds_bytes << " bytes\n"
            << "  scratch             " << k.scratch_bytes << " bytes per lane\n"

@@ -47,6 +47,7 @@ private:
   std::optional<std::string> find_metadata_note();
   void read_symbols();
   std::optional<uint64_t> file_offset(const Symbol& sym, uint64_t length) const;
+  uint64_t extent_in_section(const Symbol& sym) const;
   std::optional<uint64_t> vaddr_to_offset(uint64_t vaddr, uint64_t length) const;
   void locate(KernelInfo& k, uint32_t vgpr_granule) const;
 
@@ -151,6 +152,22 @@ std::optional<uint64_t> Reader::vaddr_to_offset(uint64_t vaddr, uint64_t length)
   return std::nullopt;
 }
 
+// Bytes from a symbol to the next function or object symbol that starts after it in the same section, or to the
+// section's end (local labels inside the code, which hand-written kernels keep in .symtab, do not end it).
+uint64_t Reader::extent_in_section(const Symbol& sym) const {
+  if (sym.shndx == llvm::ELF::SHN_UNDEF || sym.shndx >= llvm::ELF::SHN_LORESERVE || sym.shndx >= sections_.size())
+    return 0;
+  const Shdr& sec = sections_[sym.shndx];
+  uint64_t base = elf_->getHeader().e_type == llvm::ELF::ET_REL ? 0 : uint64_t(sec.sh_addr);
+  if (sym.value < base || sym.value - base > sec.sh_size) return 0;
+  uint64_t end = base + sec.sh_size;
+  for (const auto& [name, other] : symbols_)
+    if (other.shndx == sym.shndx && other.value > sym.value && other.value < end &&
+        (other.type == llvm::ELF::STT_FUNC || other.type == llvm::ELF::STT_OBJECT))
+      end = other.value;
+  return end - sym.value;
+}
+
 // Descriptor from `<name>.kd`; code range from the function symbol, else from the descriptor's entry offset.
 void Reader::locate(KernelInfo& k, uint32_t vgpr_granule) const {
   auto kd = symbols_.find(k.symbol);
@@ -160,9 +177,12 @@ void Reader::locate(KernelInfo& k, uint32_t vgpr_granule) const {
   }
   auto fn = symbols_.find(k.name);
   if (fn != symbols_.end() && fn->second.type == llvm::ELF::STT_FUNC) {
-    if (auto off = file_offset(fn->second, fn->second.size)) {
+    // Hand-written kernels (AITER's) often have size-0 function symbols: the code then runs to the next symbol
+    // of its section, or to the section's end.
+    const uint64_t size = fn->second.size ? fn->second.size : extent_in_section(fn->second);
+    if (auto off = file_offset(fn->second, size)) {
       k.code_offset = *off;
-      k.code_size = fn->second.size;
+      k.code_size = size;
       return;
     }
   }
@@ -197,9 +217,21 @@ CodeObject Reader::read() {
                      : detail::target_id_from_flags(co.isa, header.e_flags, header.e_ident[llvm::ELF::EI_ABIVERSION]);
   const uint32_t granule = detail::vgpr_granule_for(co.isa);
 
+  // gfx90a and later (the unified VGPR/AGPR file): without a count in the metadata, the AGPRs are what the
+  // descriptor allocates above accum_offset.
+  const bool unified = co.isa == "gfx90a" || co.isa.rfind("gfx94", 0) == 0 || co.isa.rfind("gfx95", 0) == 0;
+  auto agprs_from_descriptor = [&](KernelInfo& k) {
+    if (!k.agprs_source.empty() || !unified || !k.descriptor) return;
+    const KernelDescriptor& d = *k.descriptor;
+    k.agprs = d.vgprs_allocated > d.accum_offset ? d.vgprs_allocated - d.accum_offset : 0;
+    k.agprs_source = "descriptor";
+  };
   if (note) {
     co.kernels = std::move(md.kernels);
-    for (auto& k : co.kernels) locate(k, granule);
+    for (auto& k : co.kernels) {
+      locate(k, granule);
+      agprs_from_descriptor(k);
+    }
   } else {
     // No metadata: one kernel per `.kd` descriptor symbol, described by its descriptor alone.
     for (const auto& [name, sym] : symbols_) {
@@ -216,6 +248,7 @@ CodeObject Reader::read() {
       k.wave_size = d.wave32 ? 32 : 64;
       k.vgprs = d.vgprs_allocated;
       k.sgprs = d.sgprs_allocated;
+      agprs_from_descriptor(k);
       co.kernels.push_back(std::move(k));
     }
   }

@@ -86,6 +86,7 @@ KernelInfo parse_kernel(const Reader& r, DocNode& node, size_t index) {
   k.sgprs = r.u32(m, ".sgpr_count", where);
   k.vgprs = r.u32(m, ".vgpr_count", where);
   k.agprs = r.u32(m, ".agpr_count", where);
+  if (r.find(m, ".agpr_count")) k.agprs_source = "metadata";
   k.max_workgroup_size = r.u32(m, ".max_flat_workgroup_size", where);
   if (DocNode* args = r.find(m, ".args")) {
     if (!args->isArray()) r.fail(where + ".args is not an array");

@@ -62,6 +62,9 @@ struct KernelInfo {
   uint32_t scratch_bytes = 0;     // private segment / local memory per thread
   uint32_t vgprs = 0;             // AMD: unified VGPR+AGPR total; NVIDIA: registers per thread
   uint32_t agprs = 0;
+  // Where `agprs` comes from: "metadata" (.agpr_count), "descriptor" (the unified file's allocation above
+  // accum_offset, when the metadata has no count: exact up to the VGPR granule), or "" (unknown).
+  std::string agprs_source;
   uint32_t sgprs = 0;
   uint32_t max_workgroup_size = 0;
   uint32_t wave_size = 0;
