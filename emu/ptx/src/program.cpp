@@ -14,10 +14,7 @@ namespace isatune::emu::ptx {
 namespace {
 
 // Instructions the PTX ISA has and this emulator will run later: named so the error says "not supported yet".
-const char* const kLater[] = {"mma",
-                              "wmma",
-                              "ldmatrix",
-                              "stmatrix",
+const char* const kLater[] = {"wmma",
                               "cp",
                               "wgmma",
                               "mbarrier",
@@ -74,6 +71,7 @@ const std::unordered_map<std::string, DecodeFn>& table() {
       {"trap", decode_control},    {"bar", decode_control},     {"barrier", decode_control},
       {"membar", decode_control},  {"fence", decode_control},   {"nanosleep", decode_control},
       {"brkpt", decode_control},   {"pmevent", decode_control},
+      {"mma", decode_mma},         {"ldmatrix", decode_matrix}, {"stmatrix", decode_matrix},
   };
   return t;
 }
