@@ -153,6 +153,8 @@ uint8_t* access(Warp& w, unsigned lane, Space space, uint64_t addr, unsigned byt
       std::string what = "is outside the CTA's " + std::to_string(L.shared_bytes) + " bytes of shared memory";
       return oob(what.c_str());
     }
+    if (c.async.outstanding)
+      check_async_pending(w, lane, uint32_t(addr), bytes, is_write || atomic);
     if (L.check_races || L.check_uninitialized)
       shared_checks(w, lane, uint32_t(addr), bytes, is_write, atomic);
     return c.shared.data() + addr;

@@ -58,6 +58,7 @@ void decode_warp(Decoder& d);    // shfl vote match redux activemask elect bar.w
 void decode_control(Decoder& d); // bra call ret exit trap bar barrier membar fence nanosleep brkpt pmevent
 void decode_mma(Decoder& d);     // mma.sync (ops_mma.cpp)
 void decode_matrix(Decoder& d);  // ldmatrix stmatrix (ops_matrix.cpp)
+void decode_cp(Decoder& d);      // cp.async, commit_group, wait_group, wait_all (ops_async_copy.cpp)
 
 // Operand `op` must be a vector of n 32-bit registers (a lone register counts as a vector of one).
 void need_registers(Decoder& d, size_t op, size_t n, const char* what);
