@@ -42,6 +42,12 @@ const MmaTables& tables(frag::MmaShape s) {
   return s == frag::MmaShape::m16n8k16 ? k16 : k8;
 }
 
+// D's f32 rounding: the host's conversion rounds to nearest even (handlers that change the host rounding mode
+// restore it), a NaN becomes the canonical one as in to_f32.
+uint32_t round_f32(double x) {
+  return std::isnan(x) ? kNanF32 : std::bit_cast<uint32_t>(float(x));
+}
+
 double half_value(uint64_t bits, bool bf) {
   return bf ? double(bf16_to_f32(uint16_t(bits))) : double(half_to_f32(uint16_t(bits)));
 }
@@ -88,7 +94,7 @@ void mma(Warp& w, const Inst& in, uint32_t act) {
   for_lanes(act, [&](unsigned l) {
     if (in.type == Ty::f32) {
       for (uint32_t i = 0; i < 4; ++i)
-        write(w, d.elems[i], l, to_f32(D[t.c[l][i].row][t.c[l][i].col], Rnd::rn));
+        write(w, d.elems[i], l, round_f32(D[t.c[l][i].row][t.c[l][i].col]));
     } else {
       for (uint32_t r = 0; r < 2; ++r) {
         const frag::MatrixCoord lo = t.c[l][2 * r], hi = t.c[l][2 * r + 1];
