@@ -1,6 +1,6 @@
 // cp.async: sizes, zero fill and ragged src-size, ignore-src, per-thread groups and wait_group N, the
-// async_pending check (data used before the issuing thread's wait lands it: a report and the old data), bar.sync
-// completing nothing, copies never waited, and the forms ptxas accepts.
+// async_pending check (data used before the issuing thread's wait lands it: a report and the old data),
+// bar.sync completing nothing, copies never waited, and the forms ptxas accepts.
 #include <algorithm>
 
 #include "emu_ptx_test.h"
@@ -47,7 +47,8 @@ TEST(EmuPtxAsyncCopy, SizesZeroFillAndRaggedSrcSize) {
     const std::string z = std::to_string(size);
     forms.push_back({"cp.async.ca.shared.global [%dst], [%src], " + z + ";", size, 0});
     forms.push_back({"cp.async.ca.shared::cta.global [%dst], [%src], " + z + ", %n;", size, 1});
-    forms.push_back({"cp.async.ca.shared.global.L2::cache_hint [%dst], [%src], " + z + ", %ign, %pol;", size, 2});
+    forms.push_back(
+        {"cp.async.ca.shared.global.L2::cache_hint [%dst], [%src], " + z + ", %ign, %pol;", size, 2});
   }
   forms.push_back({"cp.async.cg.shared.global.L2::128B [%dst], [%src], 16, %n;", 16, 1});
   forms.push_back({"cp.async.cg.shared.global.L2::cache_hint.L2::256B [%dst], [%src], 16, %n, %pol;", 16, 1});
@@ -141,9 +142,8 @@ const HazardReport* pending_at(const GroupRun& g, long line) {
 TEST(EmuPtxAsyncCopy, GroupsAndWaitGroupN) {
   for (auto sched : {eptx::Scheduler::lockstep, eptx::Scheduler::adversarial}) {
     // Correct: each slot read after the wait that retires its copy.
-    GroupRun ok = run_groups({"cp.async.wait_group 1;", "R0", "cp.async.wait_group 0;", "R1",
-                              "cp.async.wait_all;", "R2"},
-                             sched);
+    GroupRun ok = run_groups(
+        {"cp.async.wait_group 1;", "R0", "cp.async.wait_group 0;", "R1", "cp.async.wait_all;", "R2"}, sched);
     EXPECT_TRUE(ok.reports.empty()) << ok.reports.front().str();
     for (int k = 0; k < 3; ++k)
       expect_slot(ok, k, true);
@@ -200,7 +200,8 @@ std::string barrier_kernel(bool wait, bool barrier) {
     s += "  cp.async.wait_group 0;\n";
   if (barrier)
     s += "  bar.sync 0;\n";
-  s += "  ld.shared.v4.b32 {%v0, %v1, %v2, %v3}, [%odst];\n  st.global.v4.b32 [%out], {%v0, %v1, %v2, %v3};\n";
+  s +=
+      "  ld.shared.v4.b32 {%v0, %v1, %v2, %v3}, [%odst];\n  st.global.v4.b32 [%out], {%v0, %v1, %v2, %v3};\n";
   s += "  cp.async.wait_all;\n  ret;\n}\n";
   return s;
 }
@@ -241,7 +242,8 @@ TEST(EmuPtxAsyncCopy, FormsAcceptedAndRejectedAtLoad) {
   std::string ok = header("sm_80") + ".visible .entry k(.param .u64 p)\n{\n  .reg .b64 %rd<4>;\n  .reg .b32 "
                                      "%r<4>;\n  .reg .pred %p<2>;\n  .shared .align 16 .b8 s[256];\n";
   ok += "  ld.param.u64 %rd1, [p];\n  mov.u32 %r1, s;\n";
-  ok += "  cp.async.ca.shared.global [%r1], [%rd1], 4;\n  cp.async.ca.shared.global [%r1+16], [%rd1], 8, 3;\n";
+  ok +=
+      "  cp.async.ca.shared.global [%r1], [%rd1], 4;\n  cp.async.ca.shared.global [%r1+16], [%rd1], 8, 3;\n";
   ok += "  cp.async.ca.shared::cta.global [%r1+32], [%rd1], 16, %r2;\n  cp.async.cg.shared.global.L2::128B "
         "[%r1+48], [%rd1], 16;\n";
   ok += "  cp.async.ca.shared.global.L2::256B [%r1+64], [%rd1], 16, %p1;\n  "
@@ -263,13 +265,14 @@ TEST(EmuPtxAsyncCopy, FormsAcceptedAndRejectedAtLoad) {
     const char* op;
     const char* says;
   };
-  for (Bad b : {Bad{"cp.async.cg.shared.global [%r1], [%rd1], 8;", "16 bytes only"},
-                Bad{"cp.async.ca.shared.global [%r1], [%rd1], 12;", "4, 8 or 16"},
-                Bad{"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 16, [%r2];",
-                    "not supported yet"},
-                Bad{"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd1], [%r1], 16;",
-                    "not supported yet"},
-                Bad{"cp.async.bulk.commit_group;", "not supported yet"}}) {
+  for (Bad b :
+       {Bad{"cp.async.cg.shared.global [%r1], [%rd1], 8;", "16 bytes only"},
+        Bad{"cp.async.ca.shared.global [%r1], [%rd1], 12;", "4, 8 or 16"},
+        Bad{"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 16, [%r2];",
+            "not supported yet"},
+        Bad{"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd1], [%r1], 16;",
+            "not supported yet"},
+        Bad{"cp.async.bulk.commit_group;", "not supported yet"}}) {
     std::string s = header("sm_90a") + ".visible .entry k()\n{\n  .reg .b64 %rd<4>;\n  .reg .b32 %r<4>;\n  " +
                     b.op + "\n  ret;\n}\n";
     Runner r;

@@ -95,8 +95,8 @@ void run_mma_case(const MmaCase& c, uint32_t warps) {
   const uint32_t nc = c.c_f16 ? 2 : 4, nd = c.d_f16 ? 2 : 4;
   const uint32_t T = 32 * warps;
   std::vector<uint32_t> a(T * na), b(T * nb), cw(T * nc);
-  std::vector<std::vector<double>> A(warps, std::vector<double>(16 * K)), B(warps, std::vector<double>(K * 8)),
-      C(warps, std::vector<double>(16 * 8));
+  std::vector<std::vector<double>> A(warps, std::vector<double>(16 * K)),
+      B(warps, std::vector<double>(K * 8)), C(warps, std::vector<double>(16 * 8));
   auto val = [&](uint16_t x) { return c.bf16 ? bf16_value(x) : f16_value(x); };
   for (uint32_t w = 0; w < warps; ++w) {
     // The matrices element by element; each element placed into its (lane, register, half) slot.
@@ -142,7 +142,8 @@ void run_mma_case(const MmaCase& c, uint32_t warps) {
   }
   Runner r;
   r.load(mma_kernel(c));
-  uint64_t pa = r.upload(a), pb = r.upload(b), pc = r.upload(cw), pd = r.upload(std::vector<uint32_t>(T * nd));
+  uint64_t pa = r.upload(a), pb = r.upload(b), pc = r.upload(cw),
+           pd = r.upload(std::vector<uint32_t>(T * nd));
   r.launch("mma_k", {1, 1, 1}, {T, 1, 1}, Runner::Args().add(pa).add(pb).add(pc).add(pd));
   auto d = r.download<uint32_t>(pd, T * nd);
   EXPECT_TRUE(r.reports().empty()) << r.all_reports();
@@ -167,8 +168,8 @@ void run_mma_case(const MmaCase& c, uint32_t warps) {
         // One rounding to the accumulator type (the emulator's documented order); a GPU may differ in the
         // last bits, which this bound allows for as well.
         const double tol = (c.d_f16 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -22)) * mag;
-        ASSERT_NEAR(got, ref, tol) << "warp " << w << " lane " << l << " element " << i << " (" << p.row << ","
-                                   << p.col << ")";
+        ASSERT_NEAR(got, ref, tol) << "warp " << w << " lane " << l << " element " << i << " (" << p.row
+                                   << "," << p.col << ")";
       }
 }
 
@@ -184,7 +185,8 @@ TEST(EmuPtxTensor, MmaEveryShapeAndTypeAgainstFloat64) {
 // D may name C's registers (nvcc accumulates in place): every lane's fragment is read before any is written.
 TEST(EmuPtxTensor, MmaAccumulatesInPlace) {
   std::string s = header("sm_80");
-  s += ".visible .entry acc(.param .u64 pd)\n{\n  .reg .b32 %a<4>, %b<2>, %t;\n  .reg .f32 %f<4>;\n  .reg .b64 "
+  s += ".visible .entry acc(.param .u64 pd)\n{\n  .reg .b32 %a<4>, %b<2>, %t;\n  .reg .f32 %f<4>;\n  .reg "
+       ".b64 "
        "%rd, %off;\n";
   s += "  mov.u32 %t, %tid.x;\n  mov.b32 %a0, 0x3c003c00;\n  mov.b32 %a1, 0x3c003c00;\n  mov.b32 %a2, "
        "0x3c003c00;\n  mov.b32 %a3, 0x3c003c00;\n";
@@ -193,7 +195,8 @@ TEST(EmuPtxTensor, MmaAccumulatesInPlace) {
   for (int i = 0; i < 3; ++i)
     s += "  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%a0, %a1, %a2, %a3}, "
          "{%b0, %b1}, {%f0, %f1, %f2, %f3};\n";
-  s += "  ld.param.u64 %rd, [pd];\n  mul.wide.u32 %off, %t, 16;\n  add.s64 %rd, %rd, %off;\n  st.global.v4.f32 "
+  s += "  ld.param.u64 %rd, [pd];\n  mul.wide.u32 %off, %t, 16;\n  add.s64 %rd, %rd, %off;\n  "
+       "st.global.v4.f32 "
        "[%rd], {%f0, %f1, %f2, %f3};\n  ret;\n}\n";
   Runner r;
   r.load(s);
@@ -206,8 +209,8 @@ TEST(EmuPtxTensor, MmaAccumulatesInPlace) {
       ASSERT_EQ(d[l * 4 + i], float(l + 48)) << l << " " << i;
 }
 
-// A warp-wide .aligned instruction with a lane missing (exited) is reported as divergence.
-TEST(EmuPtxTensor, MmaWithAnExitedLaneIsDivergence) {
+// A warp-wide .aligned instruction with a lane missing (exited, or a partial warp) is reported as divergence.
+TEST(EmuPtxTensor, MmaWithoutTheWholeWarpIsDivergence) {
   MmaCase c{frag::MmaShape::m16n8k8, true, false, false};
   std::string s = mma_kernel(c);
   const std::string at = "  mov.u32 %t, %tid.x;\n";
@@ -222,6 +225,16 @@ TEST(EmuPtxTensor, MmaWithAnExitedLaneIsDivergence) {
   const HazardReport* h = r.find(HazardKind::divergence);
   ASSERT_NE(h, nullptr) << r.all_reports();
   EXPECT_NE(h->disassembly.find("mma.sync"), std::string::npos) << h->str();
+  // A partial last warp (48 threads: warp 1 has 16) lacks the fragments of its missing threads.
+  Runner p;
+  p.load(mma_kernel(c));
+  std::vector<uint32_t> y(64 * 4, 0x3f803f80u);
+  uint64_t qa = p.upload(y), qb = p.upload(y), qc = p.upload(y), qd = p.upload(y);
+  p.launch("mma_k", {1, 1, 1}, {48, 1, 1}, Runner::Args().add(qa).add(qb).add(qc).add(qd));
+  h = p.find(HazardKind::divergence);
+  ASSERT_NE(h, nullptr) << p.all_reports();
+  EXPECT_EQ(h->wave, 1u) << h->str();
+  EXPECT_NE(h->message.find("partial"), std::string::npos) << h->str();
 }
 
 TEST(EmuPtxTensor, UnsupportedMmaFormsRejectedAtLoad) {
@@ -231,8 +244,9 @@ TEST(EmuPtxTensor, UnsupportedMmaFormsRejectedAtLoad) {
                          "%a3}, {%b0, %b1}, {%f0, %f1, %f2, %f3};",
                          "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%a0, %a1, %a2, %a3}, {%a0, %a1}, "
                          "{%b0}, {%a0, %a1, %a2, %a3};"}) {
-    std::string s = header("sm_80") + ".visible .entry k()\n{\n  .reg .b32 %a<4>, %b<2>;\n  .reg .f32 %f<4>;\n  " +
-                    op + "\n  ret;\n}\n";
+    std::string s = header("sm_80") +
+                    ".visible .entry k()\n{\n  .reg .b32 %a<4>, %b<2>;\n  .reg .f32 %f<4>;\n  " + op +
+                    "\n  ret;\n}\n";
     Runner r;
     try {
       r.load(s);
@@ -264,14 +278,15 @@ std::string ldmatrix_kernel(uint32_t num, bool trans, bool fill = true) {
     s += "  add.u32 %i, %i, 32;\n  setp.lt.u32 %p, %i, 256;\n  @%p bra FILL;\n";
   }
   s += "  bar.sync 0;\n";
-  s += "  mul.wide.u32 %x, %t, 4;\n  add.s64 %x, %poff, %x;\n  ld.global.b32 %o, [%x];\n  mov.u32 %sa, sm;\n  "
-       "add.u32 %sa, %sa, %o;\n";
+  s +=
+      "  mul.wide.u32 %x, %t, 4;\n  add.s64 %x, %poff, %x;\n  ld.global.b32 %o, [%x];\n  mov.u32 %sa, sm;\n  "
+      "add.u32 %sa, %sa, %o;\n";
   std::string regs = "{";
   for (uint32_t i = 0; i < num; ++i)
     regs += (i ? ", %r" : "%r") + std::to_string(i);
   regs += "}";
-  s += "  ldmatrix.sync.aligned.m8n8.x" + std::to_string(num) + (trans ? ".trans" : "") + ".shared.b16 " + regs +
-       ", [%sa];\n";
+  s += "  ldmatrix.sync.aligned.m8n8.x" + std::to_string(num) + (trans ? ".trans" : "") + ".shared.b16 " +
+       regs + ", [%sa];\n";
   s += "  mul.wide.u32 %x, %t, 16;\n  add.s64 %out, %out, %x;\n";
   for (uint32_t i = 0; i < num; ++i)
     s += "  st.global.b32 [%out+" + std::to_string(4 * i) + "], %r" + std::to_string(i) + ";\n";
@@ -313,7 +328,8 @@ TEST(EmuPtxTensor, LdmatrixElementByElement) {
         for (uint32_t l = 0; l < 32; ++l)
           for (uint32_t i = 0; i < num; ++i)
             for (uint32_t h = 0; h < 2; ++h)
-              ASSERT_EQ(uint16_t(out[l * 4 + i] >> (16 * h)), stored(frag::ldmatrix_element(num, trans, l, i, h)))
+              ASSERT_EQ(uint16_t(out[l * 4 + i] >> (16 * h)),
+                        stored(frag::ldmatrix_element(num, trans, l, i, h)))
                   << "lane " << l << " register " << i << " half " << h;
       }
 }
@@ -364,10 +380,11 @@ std::string stmatrix_kernel(uint32_t num, bool trans, const char* target) {
     regs += (i ? ", %r" : "%r") + std::to_string(i);
   }
   regs += "}";
-  s += "  mul.wide.u32 %x, %t, 4;\n  add.s64 %x, %poff, %x;\n  ld.global.b32 %o, [%x];\n  mov.u32 %sa, sm;\n  "
-       "add.u32 %sa, %sa, %o;\n";
-  s += "  stmatrix.sync.aligned.m8n8.x" + std::to_string(num) + (trans ? ".trans" : "") + ".shared.b16 [%sa], " +
-       regs + ";\n";
+  s +=
+      "  mul.wide.u32 %x, %t, 4;\n  add.s64 %x, %poff, %x;\n  ld.global.b32 %o, [%x];\n  mov.u32 %sa, sm;\n  "
+      "add.u32 %sa, %sa, %o;\n";
+  s += "  stmatrix.sync.aligned.m8n8.x" + std::to_string(num) + (trans ? ".trans" : "") +
+       ".shared.b16 [%sa], " + regs + ";\n";
   s += "  bar.sync 0;\n";
   // Each lane copies its address lane's row (16 bytes) back out, at out + 16 * lane: rows of lanes without an
   // address are not written.

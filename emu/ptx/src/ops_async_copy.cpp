@@ -152,11 +152,12 @@ void check_async_pending(Warp& w, unsigned lane, uint32_t addr, unsigned bytes, 
     const Inst& cp = c.launch->prog->code[b.pc];
     char where[48];
     std::snprintf(where, sizeof where, "shared byte 0x%x", addr + i);
-    report(w, lane, HazardKind::async_pending,
-           std::string(is_write ? "write" : "read") + " of " + where + " that a pending cp.async of " +
-               thread_str(c, b.thread) + " (line " + std::to_string(cp.line) + " '" + cp.text +
-               "') will write: its data has not landed (no cp.async.wait_group / wait_all of the issuing thread "
-               "has retired it)");
+    report(
+        w, lane, HazardKind::async_pending,
+        std::string(is_write ? "write" : "read") + " of " + where + " that a pending cp.async of " +
+            thread_str(c, b.thread) + " (line " + std::to_string(cp.line) + " '" + cp.text +
+            "') will write: its data has not landed (no cp.async.wait_group / wait_all of the issuing thread "
+            "has retired it)");
     return;
   }
 }
@@ -243,6 +244,7 @@ void decode_cp(Decoder& d) {
       d.error("cp.async src-size must be an integer or ignore-src a predicate");
   }
   in.space = Space::shared;
+  in.cost = 8; // a global read (the cost model's global access)
   in.fn = &cp_async;
   d.finish();
 }

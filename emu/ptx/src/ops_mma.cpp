@@ -99,8 +99,8 @@ void mma(Warp& w, const Inst& in, uint32_t act) {
       for (uint32_t r = 0; r < 2; ++r) {
         const frag::MatrixCoord lo = t.c[l][2 * r], hi = t.c[l][2 * r + 1];
         write(w, d.elems[r], l,
-              uint64_t(to_f16(D[lo.row][lo.col], Rnd::rn)) |
-                  uint64_t(to_f16(D[hi.row][hi.col], Rnd::rn)) << 16);
+              uint64_t(to_f16(D[lo.row][lo.col], Rnd::rn)) | uint64_t(to_f16(D[hi.row][hi.col], Rnd::rn))
+                                                                 << 16);
       }
     }
   });
@@ -126,13 +126,15 @@ void need_registers(Decoder& d, size_t op, size_t n, const char* what) {
 }
 
 void warp_wide_check(Warp& w, uint32_t act) {
-  const uint32_t all = uint32_t(width_mask(w.lanes));
-  if (act != all) {
-    char buf[160];
+  // All 32 lanes: a partial last warp of the CTA lacks the fragments of its missing threads too.
+  if (act != 0xffffffffu) {
+    char buf[200];
     std::snprintf(buf, sizeof buf,
                   "lanes 0x%08x execute this .aligned warp-wide instruction without lanes 0x%08x of the warp "
-                  "(exited, predicated off, or at other instructions)",
-                  act, all & ~act);
+                  "(%s)",
+                  act, ~act,
+                  w.lanes < 32 ? "the CTA's last warp is partial"
+                               : "exited, predicated off, or at other instructions");
     report(w, unsigned(std::countr_zero(act | (act ? 0 : 1u))), HazardKind::divergence, buf);
   }
 }
@@ -152,11 +154,12 @@ void decode_mma(Decoder& d) {
   if (!d.take("row") || !d.take("col"))
     d.error("mma.m16n8 needs .row.col");
   const Ty td = d.take_type(), ta = d.take_type(), tb = d.take_type(), tc = d.take_type();
-  const bool tf32 = std::find(d.ai.qualifiers.begin(), d.ai.qualifiers.end(), "tf32") != d.ai.qualifiers.end();
+  const bool tf32 =
+      std::find(d.ai.qualifiers.begin(), d.ai.qualifiers.end(), "tf32") != d.ai.qualifiers.end();
   if (tf32)
     d.error("mma with .tf32 inputs is not supported by the PTX emulator (f16 and bf16 inputs are)");
   if (ta != tb || (ta != Ty::f16 && ta != Ty::bf16))
-    d.not_yet(); // integer, f64, fp8 inputs
+    d.not_yet();                                    // integer, f64, fp8 inputs
   if ((td != Ty::f32 && td != Ty::f16) || td != tc) // ptxas: ".dtype must be '.f16' when .ctype is '.f16'"
     d.error("mma accumulators D and C must both be .f32 or both .f16");
   if (ta == Ty::bf16 && (td != Ty::f32 || tc != Ty::f32))
