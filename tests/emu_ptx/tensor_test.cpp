@@ -264,7 +264,8 @@ TEST(EmuPtxTensor, UnsupportedMmaFormsRejectedAtLoad) {
 
 // Shared buffer of 1024 bytes filled from global memory (thread t stores words t, t+32, ...), a barrier,
 // then each lane gives the row address s + off[lane] to the matrix instruction.
-std::string ldmatrix_kernel(uint32_t num, bool trans, bool fill = true) {
+// generic: the row address as a generic address (cvta.shared) and no state space on the ldmatrix.
+std::string ldmatrix_kernel(uint32_t num, bool trans, bool fill = true, bool generic = false) {
   std::string s = header("sm_80");
   s += ".visible .entry ldm(.param .u64 psrc, .param .u64 poff, .param .u64 pout)\n{\n";
   s += "  .reg .b32 %t, %i, %v, %o, %sa, %r<4>;\n  .reg .b64 %src, %poff, %out, %x;\n  .reg .pred %p;\n";
@@ -285,8 +286,12 @@ std::string ldmatrix_kernel(uint32_t num, bool trans, bool fill = true) {
   for (uint32_t i = 0; i < num; ++i)
     regs += (i ? ", %r" : "%r") + std::to_string(i);
   regs += "}";
-  s += "  ldmatrix.sync.aligned.m8n8.x" + std::to_string(num) + (trans ? ".trans" : "") + ".shared.b16 " +
-       regs + ", [%sa];\n";
+  if (generic)
+    s += "  cvt.u64.u32 %x, %sa;\n  cvta.shared.u64 %x, %x;\n  ldmatrix.sync.aligned.m8n8.x" +
+         std::to_string(num) + (trans ? ".trans" : "") + ".b16 " + regs + ", [%x];\n";
+  else
+    s += "  ldmatrix.sync.aligned.m8n8.x" + std::to_string(num) + (trans ? ".trans" : "") + ".shared.b16 " +
+         regs + ", [%sa];\n";
   s += "  mul.wide.u32 %x, %t, 16;\n  add.s64 %out, %out, %x;\n";
   for (uint32_t i = 0; i < num; ++i)
     s += "  st.global.b32 [%out+" + std::to_string(4 * i) + "], %r" + std::to_string(i) + ";\n";
@@ -308,12 +313,13 @@ TEST(EmuPtxTensor, LdmatrixElementByElement) {
   for (auto sched : {eptx::Scheduler::lockstep, eptx::Scheduler::adversarial})
     for (uint32_t num : {1u, 2u, 4u})
       for (bool trans : {false, true}) {
-        SCOPED_TRACE("x" + std::to_string(num) + (trans ? ".trans" : ""));
+        const bool generic = rand_u32() % 2;
+        SCOPED_TRACE("x" + std::to_string(num) + (trans ? ".trans" : "") + (generic ? " generic" : ""));
         eptx::PtxEmuOptions o;
         o.target = "sm_80";
         o.scheduler = sched;
         Runner r(o);
-        r.load(ldmatrix_kernel(num, trans));
+        r.load(ldmatrix_kernel(num, trans, true, generic));
         auto src = random_vec<uint32_t>(256, [] { return rand_u32() | 1; });
         auto off = random_rows();
         uint64_t ps = r.upload(src), po = r.upload(off), pout = r.upload(std::vector<uint32_t>(32 * 4));

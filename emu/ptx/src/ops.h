@@ -60,7 +60,7 @@ void decode_mma(Decoder& d);     // mma.sync (ops_mma.cpp)
 void decode_matrix(Decoder& d);  // ldmatrix stmatrix (ops_matrix.cpp)
 void decode_cp(Decoder& d);      // cp.async, commit_group, wait_group, wait_all (ops_async_copy.cpp)
 
-// Operand `op` must be a vector of n 32-bit registers (a lone register counts as a vector of one).
+// Operand `op` must be a vector of n 32-bit registers ({%r} for one, as ptxas wants).
 void need_registers(Decoder& d, size_t op, size_t n, const char* what);
 // .aligned warp-wide instructions (mma.sync, ldmatrix, stmatrix): reports divergence unless every lane of
 // the warp executes it (the scheduler waits for live lanes only; this also catches exited ones).

@@ -108,15 +108,9 @@ void mma(Warp& w, const Inst& in, uint32_t act) {
 
 } // namespace
 
-// Operand `op` must be n 32-bit registers; a lone register is taken as a vector of one.
+// Operand `op` must be a vector of n 32-bit registers (ptxas wants the braces for one register too).
 void need_registers(Decoder& d, size_t op, size_t n, const char* what) {
-  Opnd& o = d.in.ops[op];
-  if (o.kind == Opnd::Kind::reg && n == 1) {
-    Opnd e = o;
-    o = Opnd{};
-    o.kind = Opnd::Kind::vec;
-    o.elems.push_back(e);
-  }
+  const Opnd& o = d.in.ops[op];
   bool ok = o.kind == Opnd::Kind::vec && o.elems.size() == n;
   if (ok)
     for (const Opnd& e : o.elems)
