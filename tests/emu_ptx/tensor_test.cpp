@@ -39,10 +39,21 @@ struct MmaCase {
   frag::MmaShape shape;
   bool bf16;
   bool d_f16, c_f16;
+  bool tf32 = false; // m16n8k8 .tf32 inputs (one element per register)
 };
+uint32_t a_regs(const MmaCase& c) {
+  return c.tf32 ? 4 : frag::mma_a_registers(c.shape);
+}
+uint32_t b_regs(const MmaCase& c) {
+  return c.tf32 ? 2 : frag::mma_b_registers(c.shape);
+}
+// Random tf32 values (f32 bits with the low 13 mantissa bits zero), |x| in [2^-4, 2^4).
+uint32_t rand_tf32() {
+  return (rand_u32() & 0x80000000u) | uint32_t(123 + rand_u32() % 8) << 23 | (rand_u32() & 0x7fe000u);
+}
 
 std::string mma_opcode(const MmaCase& c) {
-  std::string ab = c.bf16 ? "bf16" : "f16";
+  std::string ab = c.tf32 ? "tf32" : c.bf16 ? "bf16" : "f16";
   return std::string("mma.sync.aligned.") + (c.shape == frag::MmaShape::m16n8k16 ? "m16n8k16" : "m16n8k8") +
          ".row.col." + (c.d_f16 ? "f16" : "f32") + "." + ab + "." + ab + "." + (c.c_f16 ? "f16" : "f32");
 }
@@ -50,7 +61,7 @@ std::string mma_opcode(const MmaCase& c) {
 // One warp per tile: thread t loads its A, B, C registers (na, nb, nc words from a, b, c at t * n), runs
 // the mma, stores its D registers.
 std::string mma_kernel(const MmaCase& c, const char* target = "sm_80") {
-  const uint32_t na = frag::mma_a_registers(c.shape), nb = frag::mma_b_registers(c.shape);
+  const uint32_t na = a_regs(c), nb = b_regs(c);
   const uint32_t nc = c.c_f16 ? 2 : 4, nd = c.d_f16 ? 2 : 4;
   auto list = [](const char* r, uint32_t n) {
     std::string s = "{";
@@ -90,8 +101,7 @@ std::string mma_kernel(const MmaCase& c, const char* target = "sm_80") {
 
 void run_mma_case(const MmaCase& c, uint32_t warps) {
   SCOPED_TRACE(mma_opcode(c));
-  const uint32_t K = frag::mma_k(c.shape), na = frag::mma_a_registers(c.shape),
-                 nb = frag::mma_b_registers(c.shape);
+  const uint32_t K = frag::mma_k(c.shape), na = a_regs(c), nb = b_regs(c);
   const uint32_t nc = c.c_f16 ? 2 : 4, nd = c.d_f16 ? 2 : 4;
   const uint32_t T = 32 * warps;
   std::vector<uint32_t> a(T * na), b(T * nb), cw(T * nc);
@@ -105,7 +115,23 @@ void run_mma_case(const MmaCase& c, uint32_t warps) {
       x = c.bf16 ? rand_bf16() : rand_f16();
     for (auto& x : Bb)
       x = c.bf16 ? rand_bf16() : rand_f16();
-    for (uint32_t l = 0; l < 32; ++l) {
+    if (c.tf32) { // one f32-format element per register
+      for (uint32_t l = 0; l < 32; ++l) {
+        for (uint32_t r = 0; r < na; ++r) {
+          frag::MatrixCoord x = frag::mma_a_tf32(l, r);
+          uint32_t v = rand_tf32();
+          a[(w * 32 + l) * na + r] = v;
+          A[w][x.row * K + x.col] = double(std::bit_cast<float>(v));
+        }
+        for (uint32_t r = 0; r < nb; ++r) {
+          frag::MatrixCoord x = frag::mma_b_tf32(l, r);
+          uint32_t v = rand_tf32();
+          b[(w * 32 + l) * nb + r] = v;
+          B[w][x.row * 8 + x.col] = double(std::bit_cast<float>(v));
+        }
+      }
+    }
+    for (uint32_t l = 0; l < 32 && !c.tf32; ++l) {
       for (uint32_t r = 0; r < na; ++r)
         for (uint32_t h = 0; h < 2; ++h) {
           frag::MatrixCoord x = frag::mma_a(c.shape, l, r, h);
@@ -117,9 +143,9 @@ void run_mma_case(const MmaCase& c, uint32_t warps) {
           b[(w * 32 + l) * nb + r] |= uint32_t(Bb[x.row * 8 + x.col]) << (16 * h);
         }
     }
-    for (uint32_t i = 0; i < 16 * K; ++i)
+    for (uint32_t i = 0; i < 16 * K && !c.tf32; ++i)
       A[w][i] = val(Ab[i]);
-    for (uint32_t i = 0; i < K * 8; ++i)
+    for (uint32_t i = 0; i < K * 8 && !c.tf32; ++i)
       B[w][i] = val(Bb[i]);
     for (uint32_t l = 0; l < 32; ++l) {
       if (c.c_f16) {
@@ -180,6 +206,7 @@ TEST(EmuPtxTensor, MmaEveryShapeAndTypeAgainstFloat64) {
     run_mma_case({shape, false, false, false}, 2);
     run_mma_case({shape, false, true, true}, 2);
   }
+  run_mma_case({frag::MmaShape::m16n8k8, false, false, false, true}, 2);
 }
 
 // D may name C's registers (nvcc accumulates in place): every lane's fragment is read before any is written.
@@ -238,8 +265,8 @@ TEST(EmuPtxTensor, MmaWithoutTheWholeWarpIsDivergence) {
 }
 
 TEST(EmuPtxTensor, UnsupportedMmaFormsRejectedAtLoad) {
-  for (const char* op : {"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f0, %f1, %f2, %f3}, {%a0, "
-                         "%a1, %a2, %a3}, {%b0, %b1}, {%f0, %f1, %f2, %f3};",
+  for (const char* op : {"mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 {%f0, %f1, %f2, %f3}, {%a0, "
+                         "%a1}, {%b0}, {%f0, %f1, %f2, %f3};",
                          "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f32 {%a0, %a1}, {%a0, %a1, %a2, "
                          "%a3}, {%b0, %b1}, {%f0, %f1, %f2, %f3};",
                          "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%a0, %a1, %a2, %a3}, {%a0, %a1}, "

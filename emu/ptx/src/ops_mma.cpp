@@ -52,25 +52,58 @@ double half_value(uint64_t bits, bool bf) {
   return bf ? double(bf16_to_f32(uint16_t(bits))) : double(half_to_f32(uint16_t(bits)));
 }
 
-// in.op: 0 m16n8k16, 1 m16n8k8; in.type2: the A/B type (f16, bf16); in.type: D's type, in.op2: C's type
-// (0 f32, 1 f16). f32 accumulators are 4 registers, f16 ones 2 .f16x2 registers (element 2r+h placed as f32
-// register 2r+h: frag::mma_c_f16).
+// .tf32 fragments (one element per register) of m16n8k8.
+struct Tf32Tables {
+  frag::MatrixCoord a[32][4], b[32][2];
+};
+const Tf32Tables& tf32_tables() {
+  static const Tf32Tables t = [] {
+    Tf32Tables x{};
+    for (uint32_t l = 0; l < 32; ++l) {
+      for (uint32_t r = 0; r < 4; ++r)
+        x.a[l][r] = frag::mma_a_tf32(l, r);
+      for (uint32_t r = 0; r < 2; ++r)
+        x.b[l][r] = frag::mma_b_tf32(l, r);
+    }
+    return x;
+  }();
+  return t;
+}
+// A .tf32 element: the register's f32 bits with the 13 mantissa bits below tf32's 10 ignored (truncated).
+// (unverified) The ISA says the registers hold .tf32 data (cvt.rna.tf32.f32 makes it); what the tensor core
+// does with other low bits is not specified there: tests give exact tf32 values.
+double tf32_value(uint64_t bits) {
+  return double(std::bit_cast<float>(uint32_t(bits) & 0xffffe000u));
+}
+
+// in.op: 0 m16n8k16, 1 m16n8k8, 2 m16n8k8 with .tf32 inputs; in.type2: the A/B type (f16, bf16); in.type: D's
+// type, in.op2: C's type (0 f32, 1 f16). f32 accumulators are 4 registers, f16 ones 2 .f16x2 registers
+// (element 2r+h placed as f32 register 2r+h: frag::mma_c_f16).
 void mma(Warp& w, const Inst& in, uint32_t act) {
   warp_wide_check(w, act);
   const frag::MmaShape s = in.op == 0 ? frag::MmaShape::m16n8k16 : frag::MmaShape::m16n8k8;
   const MmaTables& t = tables(s);
-  const uint32_t K = frag::mma_k(s), na = frag::mma_a_registers(s), nb = frag::mma_b_registers(s);
+  const bool tf32 = in.op == 2;
+  const uint32_t K = frag::mma_k(s), na = tf32 ? 4 : frag::mma_a_registers(s),
+                 nb = tf32 ? 2 : frag::mma_b_registers(s);
   const bool bf = in.type2 == Ty::bf16;
   const Opnd &d = in.ops[0], &a = in.ops[1], &b = in.ops[2], &c = in.ops[3];
   double A[16][16], B[16][8], C[16][8];
   // Every lane's fragment is read before any is written (D may be C).
   for (unsigned l = 0; l < 32; ++l) {
-    for (uint32_t r = 0; r < na; ++r) {
+    if (tf32) {
+      const Tf32Tables& x = tf32_tables();
+      for (uint32_t r = 0; r < na; ++r)
+        A[x.a[l][r].row][x.a[l][r].col] = tf32_value(read(w, a.elems[r], l));
+      for (uint32_t r = 0; r < nb; ++r)
+        B[x.b[l][r].row][x.b[l][r].col] = tf32_value(read(w, b.elems[r], l));
+    }
+    for (uint32_t r = 0; !tf32 && r < na; ++r) {
       uint64_t v = read(w, a.elems[r], l);
       for (uint32_t h = 0; h < 2; ++h)
         A[t.a[l][r][h].row][t.a[l][r][h].col] = half_value(v >> (16 * h), bf);
     }
-    for (uint32_t r = 0; r < nb; ++r) {
+    for (uint32_t r = 0; !tf32 && r < nb; ++r) {
       uint64_t v = read(w, b.elems[r], l);
       for (uint32_t h = 0; h < 2; ++h)
         B[t.b[l][r][h].row][t.b[l][r][h].col] = half_value(v >> (16 * h), bf);
@@ -148,10 +181,23 @@ void decode_mma(Decoder& d) {
   if (!d.take("row") || !d.take("col"))
     d.error("mma.m16n8 needs .row.col");
   const Ty td = d.take_type(), ta = d.take_type(), tb = d.take_type(), tc = d.take_type();
-  const bool tf32 =
-      std::find(d.ai.qualifiers.begin(), d.ai.qualifiers.end(), "tf32") != d.ai.qualifiers.end();
-  if (tf32)
-    d.error("mma with .tf32 inputs is not supported by the PTX emulator (f16 and bf16 inputs are)");
+  // .tf32 is no Ty (a .b32 register format): taken by name; f32.tf32.tf32.f32 leaves ta = C's .f32.
+  if (d.take("tf32") && d.take("tf32")) {
+    if (in.op != 1 || td != Ty::f32 || ta != Ty::f32 || tb != Ty::none)
+      d.error("mma with .tf32 inputs: the emulator runs m16n8k8.row.col.f32.tf32.tf32.f32");
+    in.op = 2;
+    in.type = Ty::f32;
+    d.need_ops(4);
+    need_registers(d, 0, 4, "mma D");
+    need_registers(d, 1, 4, "mma A");
+    need_registers(d, 2, 2, "mma B");
+    need_registers(d, 3, 4, "mma C");
+    in.sync = Sync::collective;
+    in.aligned = true;
+    in.fn = &mma;
+    d.finish();
+    return;
+  }
   if (ta != tb || (ta != Ty::f16 && ta != Ty::bf16))
     d.not_yet();                                    // integer, f64, fp8 inputs
   if ((td != Ty::f32 && td != Ty::f16) || td != tc) // ptxas: ".dtype must be '.f16' when .ctype is '.f16'"
