@@ -72,6 +72,23 @@ TEST(EmuPtxAsyncCopy, SizesZeroFillAndRaggedSrcSize) {
   }
 }
 
+// src-size above cp-size is undefined behaviour: reported (naming the thread), cp-size bytes copied.
+TEST(EmuPtxAsyncCopy, SrcSizeAboveCpSizeIsReported) {
+  Runner r;
+  r.load(size_kernel("cp.async.cg.shared.global [%dst], [%src], 16, %n;", 16));
+  const uint32_t T = 33 + rand_u32() % 95, bad = rand_u32() % T;
+  auto src = random_vec<uint8_t>(16 * T, [] { return 1 + rand_u32() % 255; });
+  std::vector<uint32_t> n(T, 16);
+  n[bad] = 17 + rand_u32() % 100;
+  uint64_t ps = r.upload(src), pn = r.upload(n), po = r.upload(std::vector<uint8_t>(16 * T));
+  r.launch("cpk", {1, 1, 1}, {T, 1, 1}, Runner::Args().add(ps).add(pn).add(po));
+  const HazardReport* h = r.find(HazardKind::out_of_bounds);
+  ASSERT_NE(h, nullptr) << r.all_reports();
+  EXPECT_EQ(h->thread[0], bad) << h->str();
+  EXPECT_NE(h->message.find("exceeds cp-size"), std::string::npos) << h->str();
+  EXPECT_EQ(r.download<uint8_t>(po, 16 * T), src);
+}
+
 // Thread t has three 16-byte slots, holding a sentinel; it copies src slot k into slot k: k = 0 and 1 in
 // two committed groups, k = 2 uncommitted. `steps` follow (waits and reads "R<k>", each read storing the
 // slot to out).
