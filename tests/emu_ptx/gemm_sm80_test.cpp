@@ -1,6 +1,6 @@
 // The nvcc sm_80 GEMM fixture (cp.async + ldmatrix + mma.sync, tests/fixtures/ptx/cuda/gemm_bf16_sm80) on the
 // emulator against the float64 reference, on random ragged shapes, under both schedulers; and its mutants:
-// the cp.async.wait_group removed (async_pending, wrong data), the bar.sync after it removed (race).
+// the cp.async.wait_group removed (async_pending, wrong data), either bar.sync removed (race).
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -112,20 +112,28 @@ TEST(EmuPtxGemmSm80, WaitGroupRemovedIsAsyncPendingAndWrongData) {
   }
 }
 
-TEST(EmuPtxGemmSm80, BarrierAfterTheWaitRemovedIsARace) {
-  std::string text = gemm_text();
-  // The bar.sync right after cp.async.wait_group: another thread's copies land before it; without it the
-  // ldmatrix reads race with them.
+TEST(EmuPtxGemmSm80, EachBarSyncRemovedIsARace) {
+  const std::string text = gemm_text();
+  // The kernel's two bar.sync: right after cp.async.wait_group (other threads' copies land before it: without
+  // it the ldmatrix reads race with them), and at the end of the k loop (the stage is refilled by the next
+  // iterations' copies: without it they land over bytes other threads still read).
   const size_t wait = text.find("cp.async.wait_group 1;");
-  const size_t bar = text.find("bar.sync", wait);
-  ASSERT_LT(bar - wait, 64u);
-  const long line = blank_line(text, text.substr(bar, text.find('\n', bar) - bar));
-  for (auto sched : {eptx::Scheduler::lockstep, eptx::Scheduler::adversarial}) {
-    GemmRun g = run_gemm(text, sched, 64, 64, 64 + 32 * int(rand_u32() % 2));
-    bool race = false;
-    for (auto& h : g.reports)
-      race |= h.kind == HazardKind::race;
-    EXPECT_TRUE(race) << "bar.sync at line " << line << " removed, not reported";
+  const size_t first = text.find("bar.sync", wait);
+  ASSERT_LT(first - wait, 64u);
+  const size_t second = text.find("bar.sync", first + 1);
+  ASSERT_NE(second, std::string::npos);
+  ASSERT_EQ(text.find("bar.sync", second + 1), std::string::npos);
+  for (size_t at : {first, second}) {
+    std::string mutant = text;
+    const long line = blank_line(mutant, text.substr(at, text.find('\n', at) - at));
+    for (auto sched : {eptx::Scheduler::lockstep, eptx::Scheduler::adversarial}) {
+      // K > 64: three k tiles, so a stage is refilled after it was read.
+      GemmRun g = run_gemm(mutant, sched, 64, 64, 65 + int(rand_u32() % 60));
+      bool race = false;
+      for (auto& h : g.reports)
+        race |= h.kind == HazardKind::race;
+      EXPECT_TRUE(race) << "bar.sync at line " << line << " removed, not reported";
+    }
   }
 }
 
