@@ -1,5 +1,6 @@
 // PTX emulator throughput: thread instructions per second of host time on scalar code (integer and f32
-// arithmetic, compare, branch), on one host thread and on all of them. Reported counters: thread_inst/s.
+// arithmetic, compare, branch) and on a tensor-core loop (ldmatrix + mma.sync), on one host thread and on
+// all of them. Reported counters: thread_inst/s (and mma/s: warp-level mma.sync per second).
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -74,6 +75,86 @@ void BM_ScalarLoop(benchmark::State& state) {
   state.counters["thread_inst/s/core"] = benchmark::Counter(double(thread_inst) / host / double(o.threads));
 }
 BENCHMARK(BM_ScalarLoop)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Per iteration and warp: ldmatrix.x4 (A), ldmatrix.x2.trans (B), mma.sync.m16n8k16 bf16 -> f32, and the
+// loop's add/setp/bra. The 1 KiB shared tile is written once, before a barrier.
+const char* kMma = R"(
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry mma_loop(.param .u64 out, .param .u32 iters)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<16>, %a<4>, %b<2>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<4>;
+  .shared .align 16 .b8 tile[1024];
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 31;
+  mov.u32 %r8, tile;
+  shl.b32 %r3, %r1, 3;
+  add.u32 %r9, %r8, %r3;
+  mad.lo.u32 %r4, %r1, 1664525, 1013904223;
+  and.b32 %r4, %r4, 0x3f7f3f7f;
+  st.shared.v2.b32 [%r9], {%r4, %r4};
+  bar.sync 0;
+  shl.b32 %r5, %r2, 4;
+  add.u32 %r10, %r8, %r5;
+  add.u32 %r11, %r10, 512;
+  ld.param.u32 %r6, [iters];
+  mov.u32 %r7, 0;
+  mov.f32 %f0, 0f00000000;
+  mov.f32 %f1, 0f00000000;
+  mov.f32 %f2, 0f00000000;
+  mov.f32 %f3, 0f00000000;
+LOOP:
+  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%a0, %a1, %a2, %a3}, [%r10];
+  ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%b0, %b1}, [%r11];
+  mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f0, %f1, %f2, %f3}, {%a0, %a1, %a2, %a3}, {%b0, %b1}, {%f0, %f1, %f2, %f3};
+  add.u32 %r7, %r7, 1;
+  setp.lt.u32 %p1, %r7, %r6;
+  @%p1 bra LOOP;
+  add.f32 %f0, %f0, %f1;
+  add.f32 %f2, %f2, %f3;
+  add.f32 %f0, %f0, %f2;
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.f32 [%rd3], %f0;
+  ret;
+}
+)";
+
+void BM_MmaLoop(benchmark::State& state) {
+  eptx::PtxEmuOptions o;
+  o.target = "sm_80";
+  o.threads = unsigned(state.range(0));
+  auto dev = eptx::make_ptx_emu_device(o);
+  auto module = dev->load(eptx::ptx_code_object(kMma));
+  auto f = module->function("mma_loop");
+  const uint32_t block = 128, grid = 64, iters = 200;
+  uint64_t out = dev->alloc(block * 4);
+  std::vector<uint8_t> args(12);
+  std::memcpy(args.data(), &out, 8);
+  std::memcpy(args.data() + 8, &iters, 4);
+  isatune::loader::LaunchConfig c;
+  c.grid = {grid, 1, 1};
+  c.block = {block, 1, 1};
+  uint64_t thread_inst = 0, mma = 0;
+  double host = 0;
+  for (auto _ : state) {
+    dev->launch(*f, c, args);
+    if (!dev->reports().empty())
+      state.SkipWithError("the benchmark kernel has hazard reports");
+    thread_inst += dev->last_launch().thread_instructions;
+    host += dev->last_launch().host_seconds;
+    mma += uint64_t(grid) * (block / 32) * iters;
+  }
+  state.counters["thread_inst/s"] = benchmark::Counter(double(thread_inst) / host);
+  state.counters["thread_inst/s/core"] = benchmark::Counter(double(thread_inst) / host / double(o.threads));
+  state.counters["mma/s"] = benchmark::Counter(double(mma) / host);
+}
+BENCHMARK(BM_MmaLoop)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 } // namespace
 

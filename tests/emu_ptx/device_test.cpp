@@ -75,11 +75,10 @@ TEST(EmuPtxDevice, MalformedLaunchesGetClearErrors) {
 
 TEST(EmuPtxDevice, UnsupportedInstructionsRejectedAtLoadNamingTheLine) {
   for (auto [inst, why] : std::vector<std::pair<std::string, std::string>>{
-           {"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, "
-            "{%r1,%r2}, "
-            "{%f1,%f2,%f3,%f4};",
+           {"mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%r1,%r2,%r3,%r4}, {%r1,%r2,%r3,%r4}, "
+            "{%r1,%r2}, {%r1,%r2,%r3,%r4};",
             "not supported yet"},
-           {"cp.async.wait_all;", "not supported yet"},
+           {"cp.async.mbarrier.arrive.shared.b64 [%r1];", "not supported yet"},
            {"add.rz.f16 %h1, %h1, %h1;", "rounds .rn only"},
            {"ex2.f32 %f1, %f1;", "needs .approx"},
            {"add.u32.sat %r1, %r1, %r1;", ".sat needs .s32"},

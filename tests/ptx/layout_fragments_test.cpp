@@ -101,6 +101,34 @@ TEST(LayoutMma, M16n8k8MatchesCute) {
   EXPECT_EQ(mma_k(MmaShape::m16n8k8), 8u);
 }
 
+// SM80_16x8x8_F32TF32TF32F32_TN: ALayout ((4,8),(2,2)):((16,1),(8,64)) over M x K = 16 x 8, BLayout
+// ((4,8),2):((8,1),32) over N x K = 8 x 8; one tf32 element per register (value = register).
+TEST(LayoutMma, M16n8k8Tf32MatchesCute) {
+  Layout a("((4,8),(2,2)):((16,1),(8,64))");
+  Layout b("((4,8),(2)):((8,1),(32))");
+  std::set<std::pair<uint32_t, uint32_t>> sa, sb;
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    for (uint32_t reg = 0; reg < 4; ++reg) {
+      MatrixCoord e = mma_a_tf32(lane, reg);
+      EXPECT_EQ(e, colmajor(a(lane, reg), 16)) << lane << " " << reg;
+      sa.insert({e.row, e.col});
+    }
+    for (uint32_t reg = 0; reg < 2; ++reg) {
+      MatrixCoord nk = colmajor(b(lane, reg), 8);
+      MatrixCoord e = mma_b_tf32(lane, reg);
+      EXPECT_EQ(e, (MatrixCoord{nk.col, nk.row})) << lane << " " << reg;
+      sb.insert({e.row, e.col});
+    }
+  }
+  EXPECT_EQ(sa.size(), 128u);
+  EXPECT_EQ(sb.size(), 64u);
+  // Lane 6 (groupID 1, threadID_in_group 2) by the ISA formulas.
+  EXPECT_EQ(mma_a_tf32(6, 3), (MatrixCoord{9, 6}));
+  EXPECT_EQ(mma_b_tf32(6, 1), (MatrixCoord{6, 1}));
+  EXPECT_THROW(mma_a_tf32(0, 4), isatune::InputError);
+  EXPECT_THROW(mma_b_tf32(0, 2), isatune::InputError);
+}
+
 // shared/notes/ptx.md section 3, worked example for lane 5 (g = 1, t = 1).
 TEST(LayoutMma, WorkedExampleLane5) {
   auto a = [](uint32_t i) { return mma_a(MmaShape::m16n8k16, 5, i / 2, i % 2); };

@@ -69,6 +69,19 @@ MatrixCoord mma_b(MmaShape s, uint32_t lane, uint32_t reg, uint32_t half) {
   return {2 * thread_in_group(lane) + (i & 1) + 8 * (i >> 1), group_id(lane)};
 }
 
+// #warp-level-matrix-fragment-mma-1688, .tf32: a_i row = groupID (+8 for a1, a3), col = tig (+4 for a2, a3);
+// b_i row = tig (+4 for b1), col = groupID.
+MatrixCoord mma_a_tf32(uint32_t lane, uint32_t reg) {
+  check(lane < 32, "mma lane", lane, 32);
+  check(reg < 4, "mma tf32 A register", reg, 4);
+  return {group_id(lane) + 8 * (reg & 1), thread_in_group(lane) + 4 * (reg >> 1)};
+}
+MatrixCoord mma_b_tf32(uint32_t lane, uint32_t reg) {
+  check(lane < 32, "mma lane", lane, 32);
+  check(reg < 2, "mma tf32 B register", reg, 2);
+  return {thread_in_group(lane) + 4 * reg, group_id(lane)};
+}
+
 // c_i row = groupID (+8 for i >= 2), col = tig*2 + (i&1).
 MatrixCoord mma_c_f32(uint32_t lane, uint32_t reg) {
   check(lane < 32, "mma lane", lane, 32);

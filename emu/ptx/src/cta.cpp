@@ -255,6 +255,8 @@ void step(Warp& w, Schedule sched) {
     advance(w, group & ~active);
     w.runm &= ~active;
     w.live &= ~active;
+    if (active && c.async.outstanding)
+      async_copies_at_exit(w, active);
     if (active) {
       for (unsigned id = 0; id < 16; ++id)
         try_barrier(c, id); // exited threads release barriers
@@ -292,6 +294,8 @@ void step(Warp& w, Schedule sched) {
     if (done) {
       w.runm &= ~done;
       w.live &= ~done;
+      if (c.async.outstanding)
+        async_copies_at_exit(w, done);
       for (unsigned id = 0; id < 16; ++id)
         try_barrier(c, id);
       for_lanes(w.collm, [&](unsigned l) { try_collective(w, w.pc[l]); });

@@ -194,7 +194,8 @@ std::shared_ptr<loader::Module> PtxEmuDevice::load(const CodeObject& code) {
   for (const auto& f : m.functions) {
     if (!f.entry)
       continue;
-    auto prog = build_program(m, f, data, impl_->target->sm);
+    // The decoders see the module's own target (an sm_80 module on sm_90a keeps sm_80's instruction set).
+    auto prog = build_program(m, f, data, want);
     if (prog->shared.static_bytes > impl_->target->shared_per_block)
       throw InputError("emu: kernel '" + f.name + "' declares " + std::to_string(prog->shared.static_bytes) +
                        " bytes of shared memory; " + impl_->props.isa + " allows " +
@@ -319,6 +320,7 @@ void PtxEmuDevice::launch(loader::Function& function, const loader::LaunchConfig
       std::fill(c.warp_sync.begin(), c.warp_sync.end(), 0);
       std::fill(c.lane_sync.begin(), c.lane_sync.end(), 0);
       c.bars = {};
+      c.async.reset();
       c.time = 1;
       c.cycles = 0;
       c.g_lo = 1, c.g_hi = 0;

@@ -17,7 +17,7 @@ public:
   const ast::Instruction& ai;
   Inst& in;
   const std::string& file;
-  int sm;
+  int sm; // the module's target (.target sm_80 -> 80), never above the device's
 
   bool take(const char* q);
   bool take_any(std::initializer_list<const char*> qs);
@@ -56,6 +56,15 @@ void decode_mov(Decoder& d);     // mov
 void decode_memory(Decoder& d);  // ld ldu st atom red prefetch
 void decode_warp(Decoder& d);    // shfl vote match redux activemask elect bar.warp
 void decode_control(Decoder& d); // bra call ret exit trap bar barrier membar fence nanosleep brkpt pmevent
+void decode_mma(Decoder& d);     // mma.sync (ops_mma.cpp)
+void decode_matrix(Decoder& d);  // ldmatrix stmatrix (ops_matrix.cpp)
+void decode_cp(Decoder& d);      // cp.async, commit_group, wait_group, wait_all (ops_async_copy.cpp)
+
+// Operand `op` must be a vector of n 32-bit registers ({%r} for one, as ptxas wants).
+void need_registers(Decoder& d, size_t op, size_t n, const char* what);
+// .aligned warp-wide instructions (mma.sync, ldmatrix, stmatrix): reports divergence unless every lane of
+// the warp executes it (the scheduler waits for live lanes only; this also catches exited ones).
+void warp_wide_check(Warp& w, uint32_t act);
 
 // Calls of the CUDA runtime's device functions (ops_control.cpp): __assertfail stops the launch with the
 // assertion's message; vprintf prints nothing and returns 0.

@@ -14,11 +14,7 @@ namespace isatune::emu::ptx {
 namespace {
 
 // Instructions the PTX ISA has and this emulator will run later: named so the error says "not supported yet".
-const char* const kLater[] = {"mma",
-                              "wmma",
-                              "ldmatrix",
-                              "stmatrix",
-                              "cp",
+const char* const kLater[] = {"wmma",
                               "wgmma",
                               "mbarrier",
                               "mapa",
@@ -74,6 +70,8 @@ const std::unordered_map<std::string, DecodeFn>& table() {
       {"trap", decode_control},    {"bar", decode_control},     {"barrier", decode_control},
       {"membar", decode_control},  {"fence", decode_control},   {"nanosleep", decode_control},
       {"brkpt", decode_control},   {"pmevent", decode_control},
+      {"mma", decode_mma},         {"ldmatrix", decode_matrix}, {"stmatrix", decode_matrix},
+      {"cp", decode_cp},
   };
   return t;
 }
@@ -539,8 +537,6 @@ private:
           d.not_yet();
       d.error("unknown instruction '" + ai.mnemonic + "'");
     }
-    if (ai.mnemonic == "cp" || ai.opcode.rfind("cp.", 0) == 0)
-      d.not_yet();
     it->second(d);
     if (in.sync == Sync::call) {
       const ast::Function* callee = nullptr;

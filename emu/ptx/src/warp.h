@@ -1,6 +1,7 @@
 #pragma once
 // Execution state: a launch (shared by every CTA), a CTA (its shared memory, barriers, shadow state for the
 // checks) and its warps (32 lanes, each with its own program counter: independent thread scheduling).
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <bit>
@@ -106,6 +107,38 @@ struct ShadowByte {
   bool written = false;
 };
 
+// cp.async (ops_async_copy.cpp): copies issued and not landed yet. The source is read at issue; the data
+// lands in shared memory when the issuing thread's wait_group/wait_all retires the copy's group (or when the
+// thread exits). Until then every shared access to the destination bytes is reported.
+struct PendingCopy {
+  uint32_t dst = 0;   // shared offset
+  uint32_t group = 0; // the issuing thread's commit count at issue: the copy belongs to its next commit
+  uint32_t pc = 0;    // the cp.async instruction
+  uint8_t bytes = 0;
+  uint8_t data[16] = {};
+};
+struct PendingByte {
+  uint16_t count = 0;  // pending copies that will write this byte
+  uint16_t thread = 0; // the latest of them: issuing thread and instruction
+  uint32_t pc = 0;
+};
+struct AsyncCopies {
+  std::vector<std::vector<PendingCopy>> pending; // per thread of the CTA, in issue order
+  std::vector<uint32_t> commits;                 // per thread: cp.async.commit_group executed
+  std::vector<PendingByte> bytes;                // per shared byte
+  uint32_t outstanding = 0;                      // copies pending in the CTA (0: nothing to check)
+  bool used = false;
+  void reset() {
+    if (!used)
+      return;
+    for (auto& p : pending)
+      p.clear();
+    std::fill(commits.begin(), commits.end(), 0);
+    std::fill(bytes.begin(), bytes.end(), PendingByte{});
+    outstanding = 0;
+  }
+};
+
 struct Cta {
   Launch* launch = nullptr;
   ReportSink* sink = nullptr;
@@ -128,6 +161,7 @@ struct Cta {
   uint8_t* g_base = nullptr;
   uint64_t cycles = 0;
   uint32_t red_value = 0; // bar.red result while the completing barrier releases its threads
+  AsyncCopies async;      // cp.async
 
   uint32_t nwarps() const { return uint32_t(warps.size()); }
   bool ordered(uint32_t t_a, uint32_t time_a, uint32_t t_b) const {
@@ -187,6 +221,11 @@ template <class F> inline void for_lanes(uint32_t mask, F&& f) {
     f(l);
   }
 }
+
+// cp.async (ops_async_copy.cpp): reports a shared access to bytes a pending copy will write; lands (and
+// reports) the copies still pending in threads that exit.
+void check_async_pending(Warp& w, unsigned lane, uint32_t addr, unsigned bytes, bool is_write);
+void async_copies_at_exit(Warp& w, uint32_t lanes);
 
 // Runs one CTA to completion.
 void run_cta(Cta& cta);

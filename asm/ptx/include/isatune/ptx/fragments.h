@@ -49,6 +49,13 @@ MatrixCoord mma_c_f32(uint32_t lane, uint32_t reg);
 // 2*reg+half.
 MatrixCoord mma_c_f16(uint32_t lane, uint32_t reg, uint32_t half);
 
+// mma.sync.aligned.m16n8k8 with .tf32 inputs (#warp-level-matrix-fragment-mma-1688, CuTe
+// SM80_16x8x8_F32TF32TF32F32_TN): one element per .b32 register. A (16 x 8), registers 0..3: row = groupID
+// (+8 for a1, a3), col = threadID_in_group (+4 for a2, a3). B (8 x 8), registers 0..1: row = threadID_in_group
+// (+4 for b1), col = groupID. C/D: mma_c_f32.
+MatrixCoord mma_a_tf32(uint32_t lane, uint32_t reg);
+MatrixCoord mma_b_tf32(uint32_t lane, uint32_t reg);
+
 // ---- ldmatrix / stmatrix .m8n8 .b16, .x1/.x2/.x4, optional .trans
 // -------------------------------------------- num is the matrix count 1, 2 or 4. Lanes 8m..8m+7 give the
 // addresses of rows 0..7 of matrix m; lanes at and above 8*num give no address (the ISA ignores them).
