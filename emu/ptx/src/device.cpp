@@ -317,6 +317,7 @@ void PtxEmuDevice::launch(loader::Function& function, const loader::LaunchConfig
       std::fill(c.warp_sync.begin(), c.warp_sync.end(), 0);
       std::fill(c.lane_sync.begin(), c.lane_sync.end(), 0);
       c.bars = {};
+      c.async_proxy = {};
       c.time = 1;
       c.cycles = 0;
       c.g_lo = 1, c.g_hi = 0;

@@ -56,6 +56,14 @@ void decode_mov(Decoder& d);     // mov
 void decode_memory(Decoder& d);  // ld ldu st atom red prefetch
 void decode_warp(Decoder& d);    // shfl vote match redux activemask elect bar.warp
 void decode_control(Decoder& d); // bra call ret exit trap bar barrier membar fence nanosleep brkpt pmevent
+void decode_wgmma(Decoder& d);   // wgmma.fence .commit_group .wait_group .mma_async (ops_wgmma.cpp)
+
+// wgmma register checks (ops_wgmma.cpp). After decoding: flags (Inst::wgmma_regs) every other instruction
+// that touches a register some wgmma.mma_async of the program uses as D or A. The scheduler calls
+// wgmma_register_access for flagged instructions: in-flight registers are reported, and the access is
+// remembered for the wgmma.fence rule.
+void mark_wgmma_register_users(Program& p);
+void wgmma_register_access(Warp& w, const Inst& in, uint32_t active);
 
 // Calls of the CUDA runtime's device functions (ops_control.cpp): __assertfail stops the launch with the
 // assertion's message; vprintf prints nothing and returns 0.

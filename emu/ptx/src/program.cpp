@@ -19,7 +19,6 @@ const char* const kLater[] = {"mma",
                               "ldmatrix",
                               "stmatrix",
                               "cp",
-                              "wgmma",
                               "mbarrier",
                               "mapa",
                               "setmaxnreg",
@@ -73,7 +72,7 @@ const std::unordered_map<std::string, DecodeFn>& table() {
       {"call", decode_control},    {"ret", decode_control},     {"exit", decode_control},
       {"trap", decode_control},    {"bar", decode_control},     {"barrier", decode_control},
       {"membar", decode_control},  {"fence", decode_control},   {"nanosleep", decode_control},
-      {"brkpt", decode_control},   {"pmevent", decode_control},
+      {"brkpt", decode_control},   {"pmevent", decode_control}, {"wgmma", decode_wgmma},
   };
   return t;
 }
@@ -281,6 +280,7 @@ public:
       end.text = "(end of " + f->name + ")";
       p_->code.push_back(std::move(end));
     }
+    mark_wgmma_register_users(*p_);
     fill_info(entry);
     return prog;
   }
