@@ -40,11 +40,14 @@ void shared_checks(Warp& w, unsigned lane, uint32_t addr, unsigned bytes, bool i
   const char* what = atomic ? "atomic" : is_write ? "write" : "read";
   for (unsigned i = 0; i < bytes; ++i) {
     ShadowByte& s = c.shadow[addr + i];
-    char where[48];
-    std::snprintf(where, sizeof where, "shared byte 0x%x", addr + i);
+    auto where = [&] { // formatted only for a report
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "shared byte 0x%x", addr + i);
+      return std::string(buf);
+    };
     if ((!is_write || atomic) && !s.written && L.check_uninitialized) {
       report(w, lane, HazardKind::uninitialized,
-             std::string(what) + " of " + where + " that no thread of the CTA has written");
+             std::string(what) + " of " + where() + " that no thread of the CTA has written");
       break;
     }
     if (!L.check_races)
@@ -61,7 +64,7 @@ void shared_checks(Warp& w, unsigned lane, uint32_t addr, unsigned bytes, bool i
       kind = writes ? "write-after-write" : "read-after-write";
     if (other) {
       report(w, lane, HazardKind::race,
-             std::string(kind) + " on " + where + ": this " + what + " and the " +
+             std::string(kind) + " on " + where() + ": this " + what + " and the " +
                  (other == &s.write                       ? "write"
                   : other == &s.read || other == &s.read2 ? "read"
                                                           : "atomic") +

@@ -306,13 +306,15 @@ void mma_async(Warp& w, const Inst& in, uint32_t act) {
   if (!f.a_regs)
     op.desc_a = uniform(w, in.ops[1], act, "A descriptor");
 
-  // Shared operands: the chunks this warp's part reads (A rows 16w..16w+15, all of B), checked at issue.
+  // Shared operands, checked at issue: the chunks of this warp's A rows (16w..16w+15), and B once per
+  // warpgroup, by its first warp (all four read the same B; the four retire together at the wait).
   const uint32_t wr = w.index % 4;
   if (!f.a_regs)
     operand_chunks(w, iptx::decode_matrix_descriptor(op.desc_a), iptx::WgmmaOperand::a, f.trans_a, f, 16 * wr,
                    16, op.chunks);
-  operand_chunks(w, iptx::decode_matrix_descriptor(op.desc_b), iptx::WgmmaOperand::b, f.trans_b, f, 0, f.n,
-                 op.chunks);
+  if (wr == 0)
+    operand_chunks(w, iptx::decode_matrix_descriptor(op.desc_b), iptx::WgmmaOperand::b, f.trans_b, f, 0, f.n,
+                   op.chunks);
   bool fence_reported = false;
   for (uint32_t off : op.chunks) {
     // The race and initialisation checks as a read by lane 0 (bounds too: a chunk outside shared memory is
@@ -407,7 +409,9 @@ void retire(Warp& w, WgmmaOp& op) {
         double acc = dot(m.row, m.col);
         if (op.scale_d)
           acc += double(std::bit_cast<float>(in_bits));
-        out = to_f32(acc, Rnd::rn);
+        // The host's conversion rounds to nearest even (the default mode; rounding-mode instructions restore
+        // it), as to_f32(acc, Rnd::rn) does, faster.
+        out = std::isnan(acc) ? kNanF32 : std::bit_cast<uint32_t>(float(acc));
       } else {
         out = 0;
         for (uint32_t h = 0; h < 2; ++h) {
