@@ -671,6 +671,45 @@ TEST(EmuPtxWgmma, WaitGroupRetiresOldestGroups) {
   }
 }
 
+// fence.proxy.async variants between the st.shared fill and the wgmma: the shared and no-space forms fence,
+// .global does not, and a fence after the barrier is not ordered before the other warps' async reads.
+TEST(EmuPtxWgmma, ProxyFenceVariants) {
+  const std::string correct = "  fence.proxy.async.shared::cta;\n  bar.sync 0;\n";
+  const std::pair<const char*, bool> variants[] = {
+      {"  fence.proxy.async.shared::cluster;\n  bar.sync 0;\n", true},
+      {"  fence.proxy.async;\n  bar.sync 0;\n", true},
+      {"  fence.proxy.async.global;\n  bar.sync 0;\n", false},
+      {"  bar.sync 0;\n  fence.proxy.async.shared::cta;\n", false},
+      {"  fence.proxy.async.shared::cta;\n  bar.sync 0;\n  st.shared.b32 [%r2], %r0;\n  bar.sync 0;\n", false},
+  };
+  std::string module = header();
+  int i = 0;
+  for (auto [v, ok] : variants) {
+    Case c = base_case();
+    c.n = 8;
+    c.swz_b = SwizzleMode::none;
+    Problem p = make_problem(c);
+    std::string text = kernel(p);
+    ASSERT_NE(text.find(correct), std::string::npos);
+    text.replace(text.find(correct), correct.size(), v);
+    Runner r;
+    auto d = run(r, p, text);
+    SCOPED_TRACE(v);
+    if (ok) {
+      EXPECT_TRUE(r.reports().empty()) << r.all_reports();
+      EXPECT_EQ(check(p, d), 0u);
+    } else {
+      const HazardReport* h = r.find(HazardKind::proxy_fence);
+      ASSERT_NE(h, nullptr) << r.all_reports();
+      EXPECT_NE(h->disassembly.find("wgmma.mma_async"), std::string::npos) << h->str();
+    }
+    std::string b = text.substr(header().size());
+    b.replace(b.find("entry wg("), 9, "entry wg" + std::to_string(i++) + "(");
+    module += b;
+  }
+  EXPECT_EQ(ptxas_rejects(module), "");
+}
+
 // ptxas accepts every kernel form the tests above run (one module of all of them: one ptxas call).
 TEST(EmuPtxWgmma, PtxasAcceptsTheKernels) {
   std::vector<Case> cases;
@@ -712,6 +751,66 @@ TEST(EmuPtxWgmma, PtxasAcceptsTheKernels) {
   module += body(two_groups_kernel(false), "entry two(", "entry two0(");
   module += body(two_groups_kernel(true), "entry two(", "entry two1(");
   EXPECT_EQ(ptxas_rejects(module), "");
+}
+
+// Every wgmma form of the nvcc warp-specialised GEMM fixture (which also needs TMA and mbarrier, emulated
+// elsewhere) decodes: its wgmma lines, with its registers declared, load.
+TEST(EmuPtxWgmma, FixtureFormsLoad) {
+  std::ifstream f(std::string(ISATUNE_FIXTURES_DIR) + "/ptx/cuda/gemm_bf16_ws_sm90a.sm_90a.ptx");
+  ASSERT_TRUE(f.good());
+  std::set<std::string> forms;
+  for (std::string line; std::getline(f, line);) {
+    size_t b = line.find_first_not_of(" \t");
+    if (b != std::string::npos && line.compare(b, 6, "wgmma.") == 0)
+      forms.insert(line.substr(b));
+  }
+  ASSERT_GE(forms.size(), 4u); // fence, mma_async (4 descriptor pairs), commit, wait
+  std::string s = header() + ".visible .entry k()\n{\n  .reg .f32 %f<961>;\n  .reg .b64 %rd<64>;\n  .reg .pred p;\n";
+  for (const std::string& l : forms)
+    s += "  " + l + "\n";
+  s += "  ret;\n}\n";
+  Runner r;
+  EXPECT_NO_THROW(r.load(s)) << s;
+}
+
+// The adversarial scheduler (one lane at a time, the last warp first) runs the same kernel to the same
+// result, and still sees the missing wait.
+TEST(EmuPtxWgmma, AdversarialScheduler) {
+  eptx::PtxEmuOptions o;
+  o.scheduler = eptx::Scheduler::adversarial;
+  for (bool mutate : {false, true}) {
+    Case c = base_case();
+    c.n = 16;
+    c.no_wait = mutate;
+    Problem p = make_problem(c);
+    Runner r(o);
+    auto d = run(r, p, kernel(p));
+    if (mutate) {
+      EXPECT_TRUE(r.has(HazardKind::async_pending)) << r.all_reports();
+      EXPECT_EQ(check(p, d), p.c_in.size());
+    } else {
+      EXPECT_TRUE(r.reports().empty()) << r.all_reports();
+      EXPECT_EQ(check(p, d), 0u);
+    }
+  }
+}
+
+// wait_group is a warpgroup rendezvous: a warp of the warpgroup held at a CTA barrier the others never reach
+// is a deadlock, reported with the rendezvous named.
+TEST(EmuPtxWgmma, WarpgroupRendezvousDeadlock) {
+  Case c = base_case();
+  c.n = 8;
+  Problem p = make_problem(c);
+  std::string text = kernel(p);
+  const std::string wait = "  wgmma.wait_group.sync.aligned 0;\n";
+  ASSERT_NE(text.find(wait), std::string::npos);
+  text.replace(text.find(wait), wait.size(),
+               "  setp.ge.u32 %p2, %r0, 96;\n  @%p2 bar.sync 1, 128;\n" + wait);
+  Runner r;
+  run(r, p, text);
+  const HazardReport* h = r.find(HazardKind::deadlock);
+  ASSERT_NE(h, nullptr) << r.all_reports();
+  EXPECT_NE(h->message.find("warpgroup rendezvous"), std::string::npos) << h->str();
 }
 
 // Forms the emulator does not run are rejected at load, naming the line.
