@@ -543,7 +543,6 @@ void decode_mma_async(Decoder& d) {
   in.sync = Sync::collective; // warp-level .sync: every lane of the warp at it
   in.aligned = true;
   in.fn = &mma_async;
-  in.cost = 4 + f.n / 8; // a coarse estimate of the tensor pipe's issue time
 }
 
 } // namespace
