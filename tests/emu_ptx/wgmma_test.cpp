@@ -1,10 +1,10 @@
 // wgmma on the PTX emulator (sm_90a): hand-written kernels that fill shared memory with st.shared (then
-// fence.proxy.async and bar.sync), build matrix descriptors and run wgmma.mma_async chains, checked element by
-// element against float64 references on fresh random inputs. The shared-memory images are laid out with
+// fence.proxy.async and bar.sync), build matrix descriptors and run wgmma.mma_async chains, checked element
+// by element against float64 references on fresh random inputs. The shared-memory images are laid out with
 // asm/ptx's canonical_address (matrix_descriptor.h), register A and D with fragments.h, so a wrong operand or
-// fragment mapping in the emulator shows as wrong elements. Mutations of the correct kernel (no wait_group, no
-// fence.proxy.async, no wgmma.fence, D or the operands written while in flight) must be reported; the correct
-// kernel reports nothing. ptxas, where present, must accept every kernel.
+// fragment mapping in the emulator shows as wrong elements. Mutations of the correct kernel (no wait_group,
+// no fence.proxy.async, no wgmma.fence, D or the operands written while in flight) must be reported; the
+// correct kernel reports nothing. ptxas, where present, must accept every kernel.
 #include <unistd.h>
 
 #include <bit>
@@ -24,7 +24,8 @@ using namespace emu_ptx_test;
 namespace iptx = isatune::ptx;
 using iptx::SwizzleMode;
 
-// ptxas as the oracle of valid PTX: "" when it accepts the text (or is absent: then the reason is printed once).
+// ptxas as the oracle of valid PTX: "" when it accepts the text (or is absent: then the reason is printed
+// once).
 std::string ptxas_rejects(const std::string& ptx) {
   static const char* const kPtxas = "/usr/local/cuda/bin/ptxas";
   if (access(kPtxas, X_OK) != 0) {
@@ -131,9 +132,9 @@ struct Case {
   std::string str() const {
     char buf[200];
     std::snprintf(buf, sizeof buf,
-                  "m64n%uk%u.%s.%s.%s a_regs=%d trans=%d%d scale=%d,%d,%d%s swz=%u,%u ksteps=%u threads=%u", n,
-                  k(), d_f16 ? "f16" : "f32", el_name(a), el_name(b), a_regs, trans_a, trans_b, scale_a, scale_b,
-                  scale_d, scale_d_imm ? "(imm)" : "", iptx::swizzle_span_bytes(swz_a),
+                  "m64n%uk%u.%s.%s.%s a_regs=%d trans=%d%d scale=%d,%d,%d%s swz=%u,%u ksteps=%u threads=%u",
+                  n, k(), d_f16 ? "f16" : "f32", el_name(a), el_name(b), a_regs, trans_a, trans_b, scale_a,
+                  scale_b, scale_d, scale_d_imm ? "(imm)" : "", iptx::swizzle_span_bytes(swz_a),
                   iptx::swizzle_span_bytes(swz_b), ksteps, threads);
     return buf;
   }
@@ -173,8 +174,8 @@ Layout make_layout(SwizzleMode swz, bool mn_major, uint32_t mn, uint32_t k, uint
       d.start_address = base + j * tile;
     } else {
       const uint32_t mn_per_row = span / es;
-      d.leading_byte_offset = 8 * span;                       // MN blocks of span bytes
-      d.stride_byte_offset = 8 * span * (mn / mn_per_row);    // 8-row K groups
+      d.leading_byte_offset = 8 * span;                    // MN blocks of span bytes
+      d.stride_byte_offset = 8 * span * (mn / mn_per_row); // 8-row K groups
       tile = round1k(d.stride_byte_offset * (k / 8));
       d.start_address = base + j * tile;
     }
@@ -186,13 +187,13 @@ Layout make_layout(SwizzleMode swz, bool mn_major, uint32_t mn, uint32_t k, uint
 
 struct Problem {
   Case c;
-  std::vector<uint32_t> a, b;  // element bits: a[m * K + k] (64 x K), b[n * K + k] (N x K), K = ksteps * k
-  std::vector<uint8_t> image;  // shared memory
+  std::vector<uint32_t> a, b; // element bits: a[m * K + k] (64 x K), b[n * K + k] (N x K), K = ksteps * k
+  std::vector<uint8_t> image; // shared memory
   Layout la, lb;
   uint32_t b_base = 0;
-  std::vector<uint64_t> descs;    // [j * 2] A, [j * 2 + 1] B
-  std::vector<uint32_t> a_frag;   // register A: [((j * 4 + r) * threads + tid)]
-  std::vector<uint32_t> c_in;     // [i * threads + tid]
+  std::vector<uint64_t> descs;  // [j * 2] A, [j * 2 + 1] B
+  std::vector<uint32_t> a_frag; // register A: [((j * 4 + r) * threads + tid)]
+  std::vector<uint32_t> c_in;   // [i * threads + tid]
 };
 
 Problem make_problem(const Case& c) {
@@ -214,10 +215,10 @@ Problem make_problem(const Case& c) {
   p.lb = make_layout(c.swz_b, c.trans_b, c.n, k, es, c.ksteps, p.b_base);
   p.image.assign(p.b_base + p.lb.bytes, 0);
   std::set<uint32_t> used;
-  auto place = [&](const iptx::MatrixDescriptor& d, iptx::WgmmaOperand op, bool mn_major, uint32_t mn, uint32_t kk,
-                   uint32_t bits) {
-    uint32_t addr = iptx::canonical_address(d, op, mn_major ? iptx::OperandMajor::mn : iptx::OperandMajor::k, es,
-                                            mn, kk);
+  auto place = [&](const iptx::MatrixDescriptor& d, iptx::WgmmaOperand op, bool mn_major, uint32_t mn,
+                   uint32_t kk, uint32_t bits) {
+    uint32_t addr =
+        iptx::canonical_address(d, op, mn_major ? iptx::OperandMajor::mn : iptx::OperandMajor::k, es, mn, kk);
     ASSERT_TRUE(used.insert(addr).second) << "test layout places two elements at " << addr;
     ASSERT_LE(addr + es, p.image.size());
     std::memcpy(&p.image[addr], &bits, es);
@@ -241,8 +242,8 @@ Problem make_problem(const Case& c) {
         for (uint32_t r = 0; r < 4; ++r) {
           uint32_t v = 0;
           for (uint32_t part = 0; part < 4 / es; ++part) {
-            iptx::MatrixCoord m = es == 2 ? iptx::wgmma_a_16bit(tid % 128, r, part)
-                                          : iptx::wgmma_a_8bit(tid % 128, r, part);
+            iptx::MatrixCoord m =
+                es == 2 ? iptx::wgmma_a_16bit(tid % 128, r, part) : iptx::wgmma_a_8bit(tid % 128, r, part);
             v |= p.a[m.row * K + j * k + m.col] << (8 * es * part);
           }
           p.a_frag[(j * 4 + r) * c.threads + tid] = v;
@@ -280,7 +281,8 @@ COPY:
   shl.b32 %r5, %r3, 2;
   add.s32 %r5, %r5, %r2;
   st.shared.b32 [%r5], %r4;
-  add.s32 %r3, %r3, )" + std::to_string(c.threads) + R"(;
+  add.s32 %r3, %r3, )" +
+       std::to_string(c.threads) + R"(;
   bra COPY;
 COPIED:
 )";
@@ -306,8 +308,9 @@ COPIED:
   for (uint32_t i = 0; i < nd; ++i)
     dlist += (i ? ", %d" : "%d") + std::to_string(i);
   dlist += "}";
-  const std::string op = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.n) + "k" + std::to_string(c.k()) +
-                         "." + (c.d_f16 ? "f16" : "f32") + "." + el_name(c.a) + "." + el_name(c.b);
+  const std::string op = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.n) + "k" +
+                         std::to_string(c.k()) + "." + (c.d_f16 ? "f16" : "f32") + "." + el_name(c.a) + "." +
+                         el_name(c.b);
   const bool fp8 = el_bytes(c.a) == 1;
   for (uint32_t j = 0; j < c.ksteps; ++j) {
     s += "  ld.global.u64 %rd8, [%rd6+" + std::to_string(16 * j) + "];\n";
@@ -315,8 +318,8 @@ COPIED:
     s += "  add.s64 %rd8, %rd8, %rd7;\n  add.s64 %rd9, %rd9, %rd7;\n";
     std::string a = "%rd8";
     if (c.a_regs)
-      a = "{%a" + std::to_string(4 * j) + ", %a" + std::to_string(4 * j + 1) + ", %a" + std::to_string(4 * j + 2) +
-          ", %a" + std::to_string(4 * j + 3) + "}";
+      a = "{%a" + std::to_string(4 * j) + ", %a" + std::to_string(4 * j + 1) + ", %a" +
+          std::to_string(4 * j + 2) + ", %a" + std::to_string(4 * j + 3) + "}";
     std::string sd = j ? "1" : c.scale_d_imm ? (c.scale_d ? "1" : "0") : "%p1";
     s += "  " + op + " " + dlist + ", " + a + ", %rd9, " + sd + ", " + std::to_string(c.scale_a) + ", " +
          std::to_string(c.scale_b);
@@ -331,7 +334,8 @@ COPIED:
   if (c.write_d)
     s += std::string("  mov.b32 %d0, ") + (c.d_f16 ? "0" : "0f3F800000") + ";\n";
   if (c.write_smem)
-    s += "  add.s32 %r7, %r2, " + std::to_string(p.b_base) + ";\n  shl.b32 %r8, %r0, 2;\n  add.s32 %r7, %r7, %r8;\n"
+    s += "  add.s32 %r7, %r2, " + std::to_string(p.b_base) +
+         ";\n  shl.b32 %r8, %r0, 2;\n  add.s32 %r7, %r7, %r8;\n"
          "  st.shared.b32 [%r7], %r0;\n";
   if (!c.no_wait)
     s += "  wgmma.wait_group.sync.aligned 0;\n";
@@ -356,8 +360,14 @@ std::vector<uint32_t> run(Runner& r, const Problem& p, const std::string& text) 
                  af = r.upload(p.a_frag.empty() ? std::vector<uint32_t>(1) : p.a_frag),
                  dout = r.upload(std::vector<uint32_t>(p.c_in.size()));
   r.launch("wg", {1, 1, 1}, {p.c.threads, 1, 1},
-           Runner::Args().add(img).add(uint32_t(words.size())).add(desc).add(cin).add(af).add(dout).add(
-               uint32_t(p.c.scale_d)));
+           Runner::Args()
+               .add(img)
+               .add(uint32_t(words.size()))
+               .add(desc)
+               .add(cin)
+               .add(af)
+               .add(dout)
+               .add(uint32_t(p.c.scale_d)));
   return r.download<uint32_t>(dout, p.c_in.size());
 }
 
@@ -374,11 +384,13 @@ size_t check(const Problem& p, const std::vector<uint32_t>& d, std::string* firs
         const uint32_t in = p.c_in[size_t(i) * c.threads + tid], out = d[size_t(i) * c.threads + tid];
         double ref = 0, mag = 0;
         if (c.scale_d) {
-          ref = c.d_f16 ? double(std::bit_cast<_Float16>(uint16_t(in >> (16 * h)))) : double(std::bit_cast<float>(in));
+          ref = c.d_f16 ? double(std::bit_cast<_Float16>(uint16_t(in >> (16 * h))))
+                        : double(std::bit_cast<float>(in));
           mag = std::fabs(ref);
         }
         for (uint32_t kk = 0; kk < K; ++kk) {
-          double x = c.scale_a * el_value(c.a, p.a[m.row * K + kk]) * c.scale_b * el_value(c.b, p.b[m.col * K + kk]);
+          double x =
+              c.scale_a * el_value(c.a, p.a[m.row * K + kk]) * c.scale_b * el_value(c.b, p.b[m.col * K + kk]);
           ref += x;
           mag += std::fabs(x);
         }
@@ -388,8 +400,8 @@ size_t check(const Problem& p, const std::vector<uint32_t>& d, std::string* firs
         if (!(std::fabs(got - ref) <= tol)) {
           if (!bad && first) {
             char buf[160];
-            std::snprintf(buf, sizeof buf, "thread %u reg %u half %u (D[%u][%u]): got %.9g want %.9g", tid, i, h,
-                          m.row, m.col, got, ref);
+            std::snprintf(buf, sizeof buf, "thread %u reg %u half %u (D[%u][%u]): got %.9g want %.9g", tid, i,
+                          h, m.row, m.col, got, ref);
             *first = buf;
           }
           ++bad;
@@ -459,7 +471,7 @@ TEST(EmuPtxWgmma, Fp8AllTypePairs) {
 TEST(EmuPtxWgmma, RegisterA) {
   Case c;
   c.a_regs = true;
-  c.n = 64; // MN-major B with the 128B swizzle: N a multiple of 64
+  c.n = 64;     // MN-major B with the 128B swizzle: N a multiple of 64
   c.ksteps = 3; // three A fragments in flight at once (as A of three chained operations)
   c.trans_b = true;
   c.a = c.b = El::f16;
@@ -663,7 +675,8 @@ TEST(EmuPtxWgmma, WaitGroupRetiresOldestGroups) {
         iptx::MatrixCoord m = iptx::wgmma_d_f32(8, t, i);
         double ref = 0;
         for (uint32_t k = 0; k < 16; ++k)
-          ref += double(std::bit_cast<_Float16>(a[m.row * 16 + k])) * double(std::bit_cast<_Float16>(b[m.col * 16 + k]));
+          ref += double(std::bit_cast<_Float16>(a[m.row * 16 + k])) *
+                 double(std::bit_cast<_Float16>(b[m.col * 16 + k]));
         bad += std::fabs(out[t * 8 + i] - ref) > 1e-6 * (std::fabs(ref) + 1);
         bad += std::fabs(out[t * 8 + 4 + i] + ref) > 1e-6 * (std::fabs(ref) + 1);
       }
@@ -680,7 +693,8 @@ TEST(EmuPtxWgmma, ProxyFenceVariants) {
       {"  fence.proxy.async;\n  bar.sync 0;\n", true},
       {"  fence.proxy.async.global;\n  bar.sync 0;\n", false},
       {"  bar.sync 0;\n  fence.proxy.async.shared::cta;\n", false},
-      {"  fence.proxy.async.shared::cta;\n  bar.sync 0;\n  st.shared.b32 [%r2], %r0;\n  bar.sync 0;\n", false},
+      {"  fence.proxy.async.shared::cta;\n  bar.sync 0;\n  st.shared.b32 [%r2], %r0;\n  bar.sync 0;\n",
+       false},
   };
   std::string module = header();
   int i = 0;
@@ -765,7 +779,8 @@ TEST(EmuPtxWgmma, FixtureFormsLoad) {
       forms.insert(line.substr(b));
   }
   ASSERT_GE(forms.size(), 4u); // fence, mma_async (4 descriptor pairs), commit, wait
-  std::string s = header() + ".visible .entry k()\n{\n  .reg .f32 %f<961>;\n  .reg .b64 %rd<64>;\n  .reg .pred p;\n";
+  std::string s =
+      header() + ".visible .entry k()\n{\n  .reg .f32 %f<961>;\n  .reg .b64 %rd<64>;\n  .reg .pred p;\n";
   for (const std::string& l : forms)
     s += "  " + l + "\n";
   s += "  ret;\n}\n";
@@ -804,8 +819,7 @@ TEST(EmuPtxWgmma, WarpgroupRendezvousDeadlock) {
   std::string text = kernel(p);
   const std::string wait = "  wgmma.wait_group.sync.aligned 0;\n";
   ASSERT_NE(text.find(wait), std::string::npos);
-  text.replace(text.find(wait), wait.size(),
-               "  setp.ge.u32 %p2, %r0, 96;\n  @%p2 bar.sync 1, 128;\n" + wait);
+  text.replace(text.find(wait), wait.size(), "  setp.ge.u32 %p2, %r0, 96;\n  @%p2 bar.sync 1, 128;\n" + wait);
   Runner r;
   run(r, p, text);
   const HazardReport* h = r.find(HazardKind::deadlock);
@@ -818,13 +832,15 @@ TEST(EmuPtxWgmma, UnsupportedFormsRejectedAtLoad) {
   const char* forms[] = {
       "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%d0, %d1, %d2, %d3}, %rd0, %rd1, 1, 1, 1;",
       "wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8 {%s0, %s1, %s2, %s3}, %rd0, %rd1, 1;",
-      "wgmma.mma_async.sync.aligned.m64n12k16.f32.bf16.bf16 {%d0, %d1, %d2, %d3, %d4, %d5}, %rd0, %rd1, 1, 1, 1, "
+      "wgmma.mma_async.sync.aligned.m64n12k16.f32.bf16.bf16 {%d0, %d1, %d2, %d3, %d4, %d5}, %rd0, %rd1, 1, "
+      "1, 1, "
       "0, 0;",
       "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%d0, %d1, %d2, %d3}, %rd0, %rd1, 1, 1, 1, 0, 2;",
   };
   for (const char* f : forms) {
-    std::string s = header() + ".visible .entry k()\n{\n  .reg .f32 %d<8>;\n  .reg .s32 %s<4>;\n  .reg .b64 %rd<2>;\n"
-                               "  wgmma.fence.sync.aligned;\n  " +
+    std::string s = header() +
+                    ".visible .entry k()\n{\n  .reg .f32 %d<8>;\n  .reg .s32 %s<4>;\n  .reg .b64 %rd<2>;\n"
+                    "  wgmma.fence.sync.aligned;\n  " +
                     f + "\n  ret;\n}\n";
     Runner r;
     try {

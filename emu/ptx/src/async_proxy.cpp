@@ -57,9 +57,9 @@ bool check_async_proxy_read(Warp& w, unsigned lane, uint32_t off, uint32_t bytes
       const Warp& o = c.warps[a->thread / 32];
       char where[48];
       std::snprintf(where, sizeof where, "shared byte 0x%x", off + i);
-      std::string msg = std::string("the async proxy reads ") + where + ", last written through the generic " +
-                        "proxy by thread " + thread_str(o, a->thread % 32) + " at " +
-                        inst_str(c.launch->prog->code[a->pc]) +
+      std::string msg = std::string("the async proxy reads ") + where +
+                        ", last written through the generic " + "proxy by thread " +
+                        thread_str(o, a->thread % 32) + " at " + inst_str(c.launch->prog->code[a->pc]) +
                         (fence > a->time ? ", whose fence.proxy.async after that write is not ordered before "
                                            "this read (no barrier between)"
                                          : " with no fence.proxy.async by that thread between the write and "

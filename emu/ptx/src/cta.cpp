@@ -388,9 +388,9 @@ std::string describe_waits(Cta& c) {
     if (w.barm) {
       unsigned l = unsigned(std::countr_zero(w.barm));
       s += " lanes " + lanes_str(w.barm) +
-           (w.bar_id[l] >= kWarpgroupBarrier
-                ? " at the warpgroup rendezvous of warpgroup " + std::to_string(w.bar_id[l] - kWarpgroupBarrier)
-                : " at barrier " + std::to_string(w.bar_id[l])) +
+           (w.bar_id[l] >= kWarpgroupBarrier ? " at the warpgroup rendezvous of warpgroup " +
+                                                   std::to_string(w.bar_id[l] - kWarpgroupBarrier)
+                                             : " at barrier " + std::to_string(w.bar_id[l])) +
            " (line " + std::to_string(c.launch->prog->code[w.pc[l]].line) + ")";
     }
     uint32_t other = w.live & ~w.barm;

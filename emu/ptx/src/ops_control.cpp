@@ -48,13 +48,15 @@ void decode_control(Decoder& d) {
     in.sync = Sync::exit;
   } else if (m == "trap") {
     in.fn = &trap;
-  } else if (m == "fence" && d.ai.has("proxy") && (d.ai.has("async") || d.ai.has("async.shared::cta") ||
-                                                   d.ai.has("async.shared::cluster") || d.ai.has("async.global"))) {
+  } else if (m == "fence" && d.ai.has("proxy") &&
+             (d.ai.has("async") || d.ai.has("async.shared::cta") || d.ai.has("async.shared::cluster") ||
+              d.ai.has("async.global"))) {
     // fence.proxy.async{,.shared::cta,.shared::cluster,.global} (#parallel-synchronization-and-communication-
     // instructions-membar): orders the thread's generic accesses with the async proxy (async_proxy.h).
     d.take("proxy");
     bool global = d.take("async.global") || (d.take("async") && d.take("global"));
-    bool shared = d.take_any({"async.shared::cta", "async.shared::cluster", "shared::cta", "shared::cluster"});
+    bool shared =
+        d.take_any({"async.shared::cta", "async.shared::cluster", "shared::cta", "shared::cluster"});
     d.take("async");
     in.op = global && !shared ? 0 : 1;
     in.fn = &proxy_fence_async;

@@ -4,9 +4,9 @@
 // Execution is lazy, so that a missing wait changes the data as well as being reported: mma_async only
 // records the operation (the accumulator input, the descriptors) and fills D with a poison NaN; the shared
 // operands and register A are read and D written when the wgmma.wait_group that retires its group runs.
-// Groups are per warp, in commit order; wait_group N retires the oldest until N remain. Each warp's quarter of
-// D (rows 16w..16w+15) depends only on its own A rows and B, so each warp computes its part; wait_group is a
-// warpgroup rendezvous (Sync::warpgroup), so the four warps retire together.
+// Groups are per warp, in commit order; wait_group N retires the oldest until N remain. Each warp's quarter
+// of D (rows 16w..16w+15) depends only on its own A rows and B, so each warp computes its part; wait_group is
+// a warpgroup rendezvous (Sync::warpgroup), so the four warps retire together.
 //
 // Checks (ISA #asynchronous-warpgroup-level-matrix-instructions-wgmma-fence, -wgmma-mma-async):
 // - wgmma.fence "must be issued by all warps of the warpgroup ... before the first wgmma.mma_async" and
@@ -42,20 +42,20 @@ namespace iptx = isatune::ptx;
 struct WgmmaOp {
   const Inst* inst = nullptr;
   bool scale_d = true;
-  bool chained = false;        // D was in flight from an earlier mma_async of the same chain: its input is that
-                               // operation's result, in the registers when this one retires
-  std::vector<uint32_t> d_in;  // accumulator input at issue, [reg * 32 + lane] (not chained, scale_d)
+  bool chained = false; // D was in flight from an earlier mma_async of the same chain: its input is that
+                        // operation's result, in the registers when this one retires
+  std::vector<uint32_t> d_in; // accumulator input at issue, [reg * 32 + lane] (not chained, scale_d)
   uint64_t desc_a = 0, desc_b = 0;
   std::vector<uint32_t> chunks; // 16-byte shared chunks (byte offsets) read: begin/end_async_read
   bool bad = false;             // an operand outside shared memory (reported): D becomes poison
 };
 
 struct WgmmaWarp {
-  std::deque<WgmmaOp> ops;      // in flight, issue order
-  std::deque<uint32_t> groups;  // committed groups (oldest first): their operation counts
-  uint32_t uncommitted = 0;     // the newest ops not committed yet
-  bool fenced = false;          // a wgmma.fence has run
-  uint32_t fence_time = 0;      // the last one
+  std::deque<WgmmaOp> ops;                   // in flight, issue order
+  std::deque<uint32_t> groups;               // committed groups (oldest first): their operation counts
+  uint32_t uncommitted = 0;                  // the newest ops not committed yet
+  bool fenced = false;                       // a wgmma.fence has run
+  uint32_t fence_time = 0;                   // the last one
   std::vector<uint32_t> touched, touched_pc; // per register slot: last access by another instruction
   std::vector<uint16_t> pending;             // per register slot: in-flight ops using it as D or A
 };
@@ -208,7 +208,8 @@ void operand_chunks(Warp& w, const iptx::MatrixDescriptor& d, iptx::WgmmaOperand
 
 // wgmma.fence before the first mma_async of the warp, and between another instruction's access of its D or A
 // registers and the mma_async.
-void check_fence(Warp& w, const WgmmaWarp& st, const std::vector<uint32_t>& ds, const std::vector<uint32_t>& as) {
+void check_fence(Warp& w, const WgmmaWarp& st, const std::vector<uint32_t>& ds,
+                 const std::vector<uint32_t>& as) {
   if (!st.fenced) {
     report(w, 0, HazardKind::async_pending,
            "no wgmma.fence before the first wgmma.mma_async of warp " + std::to_string(w.index));
@@ -374,22 +375,25 @@ void retire(Warp& w, WgmmaOp& op) {
       for (uint32_t r = 0; r < 4; ++r) {
         const uint32_t bits = uint32_t(w.reg(as[r], l));
         for (uint32_t p = 0; p < 4 / es; ++p) {
-          iptx::MatrixCoord m = es == 2 ? iptx::wgmma_a_16bit(wr * 32 + l, r, p) : iptx::wgmma_a_8bit(wr * 32 + l, r, p);
-          a[(m.row - 16 * wr) * k + m.col] = sa * elem_value(f.a, bits >> (8 * es * p) & ((1u << 8 * es) - 1));
+          iptx::MatrixCoord m =
+              es == 2 ? iptx::wgmma_a_16bit(wr * 32 + l, r, p) : iptx::wgmma_a_8bit(wr * 32 + l, r, p);
+          a[(m.row - 16 * wr) * k + m.col] =
+              sa * elem_value(f.a, bits >> (8 * es * p) & ((1u << 8 * es) - 1));
         }
       }
   } else {
     const auto d = iptx::decode_matrix_descriptor(op.desc_a);
     for (uint32_t r = 0; r < 16; ++r)
       for (uint32_t kk = 0; kk < k; ++kk)
-        a[r * k + kk] =
-            sa * elem_value(f.a, smem(operand_address(d, iptx::WgmmaOperand::a, f.trans_a, es, 16 * wr + r, kk, w)));
+        a[r * k + kk] = sa * elem_value(f.a, smem(operand_address(d, iptx::WgmmaOperand::a, f.trans_a, es,
+                                                                  16 * wr + r, kk, w)));
   }
   {
     const auto d = iptx::decode_matrix_descriptor(op.desc_b);
     for (uint32_t n = 0; n < f.n; ++n)
       for (uint32_t kk = 0; kk < k; ++kk)
-        b[n * k + kk] = sb * elem_value(f.b, smem(operand_address(d, iptx::WgmmaOperand::b, f.trans_b, es, n, kk, w)));
+        b[n * k + kk] =
+            sb * elem_value(f.b, smem(operand_address(d, iptx::WgmmaOperand::b, f.trans_b, es, n, kk, w)));
   }
   auto dot = [&](uint32_t row, uint32_t col) {
     double s = 0;
@@ -492,7 +496,8 @@ void decode_mma_async(Decoder& d) {
   if (fp8 != (f.b >= e_e4m3) || (!fp8 && f.a != f.b))
     d.error("wgmma.mma_async: A and B types must both be .f16, both .bf16, or both fp8 (.e4m3/.e5m2)");
   if (fp8 != k32)
-    d.error(std::string("wgmma.mma_async: ") + (fp8 ? "fp8 inputs need K = 32" : "16-bit inputs need K = 16"));
+    d.error(std::string("wgmma.mma_async: ") +
+            (fp8 ? "fp8 inputs need K = 32" : "16-bit inputs need K = 16"));
   if (f.a == e_bf16 && f.d_f16)
     d.error("wgmma.mma_async: .bf16 inputs accumulate in .f32 only");
   d.finish();
@@ -516,7 +521,8 @@ void decode_mma_async(Decoder& d) {
     for (const Opnd& e : in.ops[1].elems)
       if (e.kind != Opnd::Kind::reg || e.rbits != 32)
         d.error("wgmma.mma_async: A registers must be 32-bit registers");
-  } else if (!(in.ops[1].kind == Opnd::Kind::reg && in.ops[1].rbits == 64) && in.ops[1].kind != Opnd::Kind::imm) {
+  } else if (!(in.ops[1].kind == Opnd::Kind::reg && in.ops[1].rbits == 64) &&
+             in.ops[1].kind != Opnd::Kind::imm) {
     d.error("wgmma.mma_async: the A descriptor must be a 64-bit register");
   }
   if (!(in.ops[2].kind == Opnd::Kind::reg && in.ops[2].rbits == 64) && in.ops[2].kind != Opnd::Kind::imm)

@@ -81,7 +81,7 @@ struct Warp {
   uint32_t tid[32][3];
   std::vector<Frame> stack[32];
   uint64_t instructions = 0, thread_instructions = 0, cycles = 0;
-  const Inst* cur = nullptr; // the instruction executing, for reports
+  const Inst* cur = nullptr;        // the instruction executing, for reports
   std::shared_ptr<WgmmaWarp> wgmma; // created by the first instruction that needs it
 
   uint64_t& reg(uint32_t slot, unsigned lane) { return r[slot * 32 + lane]; }
@@ -135,7 +135,7 @@ struct Cta {
   uint64_t g_lo = 1, g_hi = 0;
   uint8_t* g_base = nullptr;
   uint64_t cycles = 0;
-  uint32_t red_value = 0; // bar.red result while the completing barrier releases its threads
+  uint32_t red_value = 0;      // bar.red result while the completing barrier releases its threads
   AsyncProxyState async_proxy; // fence.proxy.async and in-flight async reads (async_proxy.h)
 
   uint32_t nwarps() const { return uint32_t(warps.size()); }
