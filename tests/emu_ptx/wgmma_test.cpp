@@ -827,6 +827,118 @@ TEST(EmuPtxWgmma, WarpgroupRendezvousDeadlock) {
   EXPECT_NE(h->message.find("warpgroup rendezvous"), std::string::npos) << h->str();
 }
 
+// Register A shared by two in-flight operations with different accumulators is legal (attention's P.V); an
+// in-flight accumulator reused by an mma_async of another shape is not.
+std::string share_a_kernel(bool other_shape) {
+  std::string s = header();
+  s += R"(.visible .entry sa(.param .u64 p_img, .param .u64 p_a, .param .u64 p_out)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<8>;
+  .reg .f32 %x<8>;
+  .reg .f32 %y<4>;
+  .reg .b32 %a<4>;
+  .shared .align 1024 .b8 smem[4096];
+  mov.u32 %r0, %tid.x;
+  ld.param.u64 %rd0, [p_img];
+  mul.wide.u32 %rd1, %r0, 32;
+  add.s64 %rd0, %rd0, %rd1;
+  mov.u32 %r5, smem;
+  shl.b32 %r6, %r0, 5;
+  add.s32 %r6, %r6, %r5;
+  ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd0];
+  st.shared.v4.b32 [%r6], {%r1, %r2, %r3, %r4};
+  ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd0+16];
+  st.shared.v4.b32 [%r6+16], {%r1, %r2, %r3, %r4};
+  fence.proxy.async.shared::cta;
+  bar.sync 0;
+  ld.param.u64 %rd5, [p_a];
+  mul.wide.u32 %rd6, %r0, 4;
+  add.s64 %rd5, %rd5, %rd6;
+  ld.global.b32 %a0, [%rd5];
+  ld.global.b32 %a1, [%rd5+512];
+  ld.global.b32 %a2, [%rd5+1024];
+  ld.global.b32 %a3, [%rd5+1536];
+  cvt.u64.u32 %rd2, %r5;
+  shr.u64 %rd2, %rd2, 4;
+  or.b64 %rd3, %rd2, 0x0000001000080000;
+  add.s64 %rd4, %rd3, 128;
+  wgmma.fence.sync.aligned;
+  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%x0, %x1, %x2, %x3}, {%a0, %a1, %a2, %a3}, %rd4, 0, 1, 1, 0;
+)";
+  s += other_shape
+           ? "  wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%x0, %x1, %x2, %x3, %x4, %x5, %x6, %x7}, "
+             "{%a0, %a1, %a2, %a3}, %rd4, 1, 1, 1, 0;\n"
+           : "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%y0, %y1, %y2, %y3}, "
+             "{%a0, %a1, %a2, %a3}, %rd4, 0, -1, 1, 0;\n";
+  s += R"(  wgmma.commit_group.sync.aligned;
+  wgmma.wait_group.sync.aligned 0;
+  ld.param.u64 %rd5, [p_out];
+  mul.wide.u32 %rd6, %r0, 32;
+  add.s64 %rd5, %rd5, %rd6;
+  st.global.v4.f32 [%rd5], {%x0, %x1, %x2, %x3};
+  st.global.v4.f32 [%rd5+16], {%y0, %y1, %y2, %y3};
+  ret;
+}
+)";
+  return s;
+}
+
+TEST(EmuPtxWgmma, SharedRegisterAAndShapeMismatch) {
+  iptx::MatrixDescriptor db{2048, 128, 256, 0, SwizzleMode::none};
+  std::vector<uint16_t> a(64 * 16), b(16 * 16);
+  std::vector<uint8_t> img(4096, 0);
+  for (auto& x : img)
+    x = uint8_t(rand_u32()); // every byte written (the region outside B is not read)
+  for (auto& x : a)
+    x = std::bit_cast<uint16_t>(_Float16(rand_float(-2, 2)));
+  for (uint32_t n = 0; n < 16; ++n)
+    for (uint32_t k = 0; k < 16; ++k) {
+      b[n * 16 + k] = std::bit_cast<uint16_t>(_Float16(rand_float(-2, 2)));
+      uint32_t at = iptx::canonical_address(db, iptx::WgmmaOperand::b, iptx::OperandMajor::k, 2, n, k);
+      std::memcpy(&img[at], &b[n * 16 + k], 2);
+    }
+  std::vector<uint32_t> frag(4 * 128);
+  for (uint32_t t = 0; t < 128; ++t)
+    for (uint32_t r = 0; r < 4; ++r)
+      for (uint32_t h = 0; h < 2; ++h) {
+        iptx::MatrixCoord m = iptx::wgmma_a_16bit(t, r, h);
+        frag[r * 128 + t] |= uint32_t(a[m.row * 16 + m.col]) << (16 * h);
+      }
+  std::string module = header();
+  for (bool other : {false, true}) {
+    const std::string text = share_a_kernel(other);
+    std::string body = text.substr(header().size());
+    body.replace(body.find("entry sa("), 9, std::string("entry sa") + (other ? "1(" : "0("));
+    module += body;
+    Runner r;
+    r.load(text);
+    uint64_t pi = r.upload(img), pa = r.upload(frag), po = r.upload(std::vector<float>(128 * 8));
+    r.launch("sa", {1, 1, 1}, {128, 1, 1}, Runner::Args().add(pi).add(pa).add(po));
+    if (other) {
+      const HazardReport* h = r.find(HazardKind::async_pending);
+      ASSERT_NE(h, nullptr) << r.all_reports();
+      EXPECT_NE(h->disassembly.find("m64n16k16"), std::string::npos) << h->str();
+      continue;
+    }
+    EXPECT_TRUE(r.reports().empty()) << r.all_reports();
+    auto out = r.download<float>(po, 128 * 8);
+    size_t bad = 0;
+    for (uint32_t t = 0; t < 128; ++t)
+      for (uint32_t i = 0; i < 4; ++i) {
+        iptx::MatrixCoord m = iptx::wgmma_d_f32(8, t, i);
+        double ref = 0;
+        for (uint32_t k = 0; k < 16; ++k)
+          ref += double(std::bit_cast<_Float16>(a[m.row * 16 + k])) *
+                 double(std::bit_cast<_Float16>(b[m.col * 16 + k]));
+        bad += std::fabs(out[t * 8 + i] - ref) > 1e-6 * (std::fabs(ref) + 1);
+        bad += std::fabs(out[t * 8 + 4 + i] + ref) > 1e-6 * (std::fabs(ref) + 1);
+      }
+    EXPECT_EQ(bad, 0u);
+  }
+  EXPECT_EQ(ptxas_rejects(module), "");
+}
+
 // Forms the emulator does not run are rejected at load, naming the line.
 TEST(EmuPtxWgmma, UnsupportedFormsRejectedAtLoad) {
   const char* forms[] = {
