@@ -124,10 +124,13 @@ struct Inst {
   std::vector<Opnd> ops;
   std::vector<CallCopy> args, rets; // call: parameter copies in, results out
   uint32_t line = 0;
-  std::string text;        // the instruction as written (reconstructed), for reports
-  uint32_t cost = 1;       // emulated cycles per warp instruction
-  uint32_t aux = 0;        // instruction-specific packed immediates (wgmma.mma_async: shape, types, flags)
-  bool wgmma_regs = false; // touches a register some wgmma.mma_async uses as D or A (ops_wgmma.cpp checks)
+  std::string text;  // the instruction as written (reconstructed), for reports
+  uint32_t cost = 1; // emulated cycles per warp instruction
+
+  // Instruction-specific packed immediates (wgmma.mma_async: shape, types, flags).
+  uint32_t aux = 0;
+  // Touches a register some wgmma.mma_async uses as D or A (ops_wgmma.cpp checks those accesses).
+  bool wgmma_regs = false;
 };
 
 struct SharedLayout {

@@ -81,8 +81,9 @@ struct Warp {
   uint32_t tid[32][3];
   std::vector<Frame> stack[32];
   uint64_t instructions = 0, thread_instructions = 0, cycles = 0;
-  const Inst* cur = nullptr;        // the instruction executing, for reports
-  std::shared_ptr<WgmmaWarp> wgmma; // created by the first instruction that needs it
+  const Inst* cur = nullptr; // the instruction executing, for reports
+  // wgmma state (ops_wgmma.cpp), created by the first instruction that needs it.
+  std::shared_ptr<WgmmaWarp> wgmma;
 
   uint64_t& reg(uint32_t slot, unsigned lane) { return r[slot * 32 + lane]; }
 };
@@ -135,8 +136,9 @@ struct Cta {
   uint64_t g_lo = 1, g_hi = 0;
   uint8_t* g_base = nullptr;
   uint64_t cycles = 0;
-  uint32_t red_value = 0;      // bar.red result while the completing barrier releases its threads
-  AsyncProxyState async_proxy; // fence.proxy.async and in-flight async reads (async_proxy.h)
+  uint32_t red_value = 0; // bar.red result while the completing barrier releases its threads
+  // fence.proxy.async and in-flight async reads (async_proxy.h).
+  AsyncProxyState async_proxy;
 
   uint32_t nwarps() const { return uint32_t(warps.size()); }
   bool ordered(uint32_t t_a, uint32_t time_a, uint32_t t_b) const {
