@@ -939,6 +939,24 @@ TEST(EmuPtxWgmma, SharedRegisterAAndShapeMismatch) {
   EXPECT_EQ(ptxas_rejects(module), "");
 }
 
+// The four warps of a warpgroup must issue the same mma_async with the same descriptors.
+TEST(EmuPtxWgmma, DescriptorsDifferAcrossWarps) {
+  Case c = base_case();
+  c.n = 8;
+  Problem p = make_problem(c);
+  std::string text = kernel(p);
+  const std::string first = "  add.s64 %rd9, %rd9, %rd7;\n";
+  ASSERT_NE(text.find(first), std::string::npos);
+  text.insert(text.find(first) + first.size(),
+              "  setp.ge.u32 %p3, %r0, 32;\n  @%p3 add.s64 %rd9, %rd9, 2;\n");
+  Runner r;
+  run(r, p, text);
+  const HazardReport* h = r.find(HazardKind::divergence);
+  ASSERT_NE(h, nullptr) << r.all_reports();
+  EXPECT_NE(h->message.find("other descriptors"), std::string::npos) << h->str();
+  EXPECT_NE(h->disassembly.find("wgmma.mma_async"), std::string::npos) << h->str();
+}
+
 // Forms the emulator does not run are rejected at load, naming the line.
 TEST(EmuPtxWgmma, UnsupportedFormsRejectedAtLoad) {
   const char* forms[] = {

@@ -76,8 +76,11 @@ void note_async_proxy_write(Warp& w, uint32_t off, uint32_t bytes) {
   auto& t = c.async_proxy.async_write_time;
   if (t.size() < c.shared.size())
     t.resize(c.shared.size(), 0);
-  for (uint32_t i = 0; i < bytes && size_t(off) + i < t.size(); ++i)
+  for (uint32_t i = 0; i < bytes && size_t(off) + i < t.size(); ++i) {
     t[off + i] = c.time;
+    if (size_t(off) + i < c.shadow.size())
+      c.shadow[off + i].written = true; // initialised, for the initialisation check
+  }
 }
 
 void begin_async_read(Warp& w, uint32_t off, uint32_t bytes, const Inst& reader) {

@@ -42,7 +42,9 @@ void proxy_fence_async(Warp& w, const Inst& in, uint32_t active);
 bool check_async_proxy_read(Warp& w, unsigned lane, uint32_t shared_offset, uint32_t bytes,
                             const Inst& reader);
 
-// The async proxy wrote these bytes (TMA load, bulk copy into shared memory): async reads need no fence.
+// The async proxy wrote these bytes (TMA load, bulk copy into shared memory): async reads need no fence, and
+// the bytes count as initialised. Call it after writing them (at the time the write lands), with no generic
+// access() write for them in between.
 void note_async_proxy_write(Warp& w, uint32_t shared_offset, uint32_t bytes);
 
 // An async operation (`reader`) will read these bytes until end_async_read: generic writes to them are

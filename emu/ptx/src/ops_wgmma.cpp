@@ -58,6 +58,16 @@ struct WgmmaWarp {
   uint32_t fence_time = 0;                   // the last one
   std::vector<uint32_t> touched, touched_pc; // per register slot: last access by another instruction
   std::vector<uint16_t> pending;             // per register slot: in-flight ops using it as D or A
+  // The ISA requires one mma_async across the warpgroup: the first warp of a warpgroup keeps the latest
+  // operations issued by any of its warps (issue number -> instruction and descriptors) for the others to
+  // match.
+  uint64_t issued = 0; // mma_async issued by this warp
+  struct Issue {
+    const Inst* inst;
+    uint64_t desc_a, desc_b;
+  };
+  std::deque<Issue> group_log; // (first warp only) issues log_base, log_base + 1, ...
+  uint64_t log_base = 0;
 };
 
 namespace {
@@ -226,6 +236,32 @@ void check_fence(Warp& w, const WgmmaWarp& st, const std::vector<uint32_t>& ds,
       }
 }
 
+// The n-th mma_async of every warp of a warpgroup must be the same instruction with the same descriptors
+// (checked against a window of the latest 256 issues of the warpgroup).
+void same_across_warpgroup(Warp& w, WgmmaWarp& st, const Inst& in, uint64_t desc_a, uint64_t desc_b) {
+  WgmmaWarp& lead = state(w.cta->warps[w.index / 4 * 4]);
+  const uint64_t n = st.issued++;
+  if (n < lead.log_base)
+    return; // outside the window
+  if (n < lead.log_base + lead.group_log.size()) {
+    const WgmmaWarp::Issue& e = lead.group_log[n - lead.log_base];
+    if (e.inst != &in || e.desc_a != desc_a || e.desc_b != desc_b)
+      report(w, 0, HazardKind::divergence,
+             "warp " + std::to_string(w.index) + " issues this wgmma.mma_async (" + std::to_string(n + 1) +
+                 "th of the warp) with " + (e.inst != &in ? "another instruction" : "other descriptors") +
+                 " than another warp of its warpgroup did (" + where(*e.inst) +
+                 "): all four warps must issue the same one");
+    return;
+  }
+  if (n == lead.log_base + lead.group_log.size()) {
+    lead.group_log.push_back({&in, desc_a, desc_b});
+    if (lead.group_log.size() > 256) {
+      lead.group_log.pop_front();
+      ++lead.log_base;
+    }
+  }
+}
+
 void mma_async(Warp& w, const Inst& in, uint32_t act) {
   Cta& c = *w.cta;
   const Form f = Form::unpack(in.aux);
@@ -306,6 +342,7 @@ void mma_async(Warp& w, const Inst& in, uint32_t act) {
   op.desc_b = uniform(w, in.ops[2], act, "B descriptor");
   if (!f.a_regs)
     op.desc_a = uniform(w, in.ops[1], act, "A descriptor");
+  same_across_warpgroup(w, st, in, op.desc_a, op.desc_b);
 
   // Shared operands, checked at issue: the chunks of this warp's A rows (16w..16w+15), and B once per
   // warpgroup, by its first warp (all four read the same B; the four retire together at the wait).
