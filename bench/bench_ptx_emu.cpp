@@ -1,6 +1,7 @@
 // PTX emulator throughput: thread instructions per second of host time on scalar code (integer and f32
-// arithmetic, compare, branch) and on a tensor-core loop (ldmatrix + mma.sync), on one host thread and on
-// all of them. Reported counters: thread_inst/s (and mma/s: warp-level mma.sync per second).
+// arithmetic, compare, branch), on a tensor-core loop (ldmatrix + mma.sync) and on a wgmma loop (m64n128k16
+// bf16 -> f32 from shared memory + commit + wait), on one host thread and on all of them. Reported counters:
+// thread_inst/s (and mma/s: warp-level mma.sync per second; wgmma/s: warpgroup mma_async per second).
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -155,6 +156,89 @@ void BM_MmaLoop(benchmark::State& state) {
   state.counters["mma/s"] = benchmark::Counter(double(mma) / host);
 }
 BENCHMARK(BM_MmaLoop)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One warpgroup per CTA: fills A (64x16) and B (128x16) bf16 tiles, K-major with the 128B swizzle (the nvcc
+// fixture's descriptors), then `iters` times wgmma.fence + mma_async m64n128k16 + commit + wait_group 0.
+std::string wgmma_loop() {
+  std::string d;
+  for (int i = 0; i < 64; ++i)
+    d += (i ? ", %d" : "%d") + std::to_string(i);
+  return R"(
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry wg(.param .u64 out, .param .u32 iters)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<12>;
+  .reg .f32 %d<64>;
+  .reg .b64 %rd<8>;
+  .shared .align 1024 .b8 smem[24576];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, smem;
+  shl.b32 %r3, %r1, 4;
+  add.s32 %r3, %r3, %r2;
+  add.s32 %r4, %r2, 24576;
+  mov.u32 %r5, 0x3b803b80;
+FILL:
+  st.shared.v4.b32 [%r3], {%r5, %r5, %r5, %r5};
+  add.s32 %r3, %r3, 2048;
+  setp.lt.u32 %p1, %r3, %r4;
+  @%p1 bra FILL;
+  fence.proxy.async.shared::cta;
+  bar.sync 0;
+  cvt.u64.u32 %rd1, %r2;
+  shr.u64 %rd1, %rd1, 4;
+  or.b64 %rd2, %rd1, 0x4000004000000000;
+  add.s64 %rd3, %rd2, 512;
+  ld.param.u32 %r6, [iters];
+  mov.u32 %r7, 0;
+LOOP:
+  wgmma.fence.sync.aligned;
+  wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {)" +
+         d + R"(}, %rd2, %rd3, 1, 1, 1, 0, 0;
+  wgmma.commit_group.sync.aligned;
+  wgmma.wait_group.sync.aligned 0;
+  add.u32 %r7, %r7, 1;
+  setp.lt.u32 %p1, %r7, %r6;
+  @%p1 bra LOOP;
+  ld.param.u64 %rd4, [out];
+  mul.wide.u32 %rd5, %r1, 4;
+  add.s64 %rd4, %rd4, %rd5;
+  st.global.f32 [%rd4], %d0;
+  ret;
+}
+)";
+}
+
+void BM_WgmmaLoop(benchmark::State& state) {
+  eptx::PtxEmuOptions o;
+  o.threads = unsigned(state.range(0));
+  auto dev = eptx::make_ptx_emu_device(o);
+  auto module = dev->load(eptx::ptx_code_object(wgmma_loop()));
+  auto f = module->function("wg");
+  const uint32_t block = 128, grid = 16, iters = 32;
+  uint64_t out = dev->alloc(block * 4);
+  std::vector<uint8_t> args(12);
+  std::memcpy(args.data(), &out, 8);
+  std::memcpy(args.data() + 8, &iters, 4);
+  isatune::loader::LaunchConfig c;
+  c.grid = {grid, 1, 1};
+  c.block = {block, 1, 1};
+  uint64_t thread_inst = 0, wgmmas = 0;
+  double host = 0;
+  for (auto _ : state) {
+    dev->launch(*f, c, args);
+    if (!dev->reports().empty())
+      state.SkipWithError("the wgmma loop reports a hazard");
+    thread_inst += dev->last_launch().thread_instructions;
+    host += dev->last_launch().host_seconds;
+    wgmmas += uint64_t(grid) * iters;
+  }
+  state.counters["thread_inst/s"] = benchmark::Counter(double(thread_inst) / host);
+  state.counters["wgmma/s"] = benchmark::Counter(double(wgmmas) / host);
+}
+BENCHMARK(BM_WgmmaLoop)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 } // namespace
 

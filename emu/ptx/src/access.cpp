@@ -159,6 +159,8 @@ uint8_t* access(Warp& w, unsigned lane, Space space, uint64_t addr, unsigned byt
     }
     if (c.async.outstanding)
       check_async_pending(w, lane, uint32_t(addr), bytes, is_write || atomic);
+    if (is_write && c.async_proxy.in_flight) // a byte an in-flight async operation (wgmma) will read
+      check_async_pending_write(w, lane, uint32_t(addr), bytes);
     if (L.check_races || L.check_uninitialized)
       shared_checks(w, lane, uint32_t(addr), bytes, is_write, atomic);
     return c.shared.data() + addr;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ops.h"
 #include "warp.h"
 
 namespace isatune::emu::ptx {
@@ -96,12 +97,15 @@ bool try_barrier(Cta& c, unsigned id) {
   Barrier& b = c.bars[id];
   if (!b.arrived)
     return false;
-  bool done =
-      b.expected ? uint32_t(std::popcount(b.arrived)) * 32 >= b.expected : (warps_alive(c) & ~b.arrived) == 0;
+  // A warpgroup rendezvous (wgmma.wait_group) waits for the live warps of its warpgroup and orders no memory.
+  const bool wg = id >= kWarpgroupBarrier;
+  const uint32_t scope = wg ? 0xfu << (4 * (id - kWarpgroupBarrier)) : ~0u;
+  bool done = b.expected ? uint32_t(std::popcount(b.arrived)) * 32 >= b.expected
+                         : (warps_alive(c) & scope & ~b.arrived) == 0;
   if (!done)
     return false;
   uint32_t n = c.nwarps();
-  for (uint32_t a = 0; a < n; ++a)
+  for (uint32_t a = 0; a < n && !wg; ++a)
     if (b.arrived >> a & 1)
       for (uint32_t bb = 0; bb < n; ++bb)
         if (b.waiting >> bb & 1)
@@ -118,7 +122,7 @@ bool try_barrier(Cta& c, unsigned id) {
     });
     w.barm &= ~lanes;
     w.runm |= lanes;
-    if (b.red && in.fn) {
+    if ((b.red || wg) && in.fn) {
       w.cur = &in;
       in.fn(w, in, lanes);
     }
@@ -240,6 +244,8 @@ void step(Warp& w, Schedule sched) {
   w.thread_instructions += uint32_t(std::popcount(active));
   w.cycles += in.cost;
   ++c.time;
+  if (in.wgmma_regs && active)
+    wgmma_register_access(w, in, active);
   switch (in.sync) {
   case Sync::none:
     if (active)
@@ -258,7 +264,7 @@ void step(Warp& w, Schedule sched) {
     if (active && c.async.outstanding)
       async_copies_at_exit(w, active);
     if (active) {
-      for (unsigned id = 0; id < 16; ++id)
+      for (unsigned id = 0; id < kBarrierSlots; ++id)
         try_barrier(c, id); // exited threads release barriers
       for_lanes(w.collm, [&](unsigned l) { try_collective(w, w.pc[l]); });
       check_warp_at_barrier(w);
@@ -296,7 +302,7 @@ void step(Warp& w, Schedule sched) {
       w.live &= ~done;
       if (c.async.outstanding)
         async_copies_at_exit(w, done);
-      for (unsigned id = 0; id < 16; ++id)
+      for (unsigned id = 0; id < kBarrierSlots; ++id)
         try_barrier(c, id);
       for_lanes(w.collm, [&](unsigned l) { try_collective(w, w.pc[l]); });
       check_warp_at_barrier(w);
@@ -332,6 +338,16 @@ void step(Warp& w, Schedule sched) {
     w.runm &= ~active;
     w.collm |= active;
     try_collective(w, pc);
+    return;
+  }
+  case Sync::warpgroup: {
+    advance(w, group & ~active);
+    if (!active)
+      return;
+    for_lanes(active, [&](unsigned l) { w.bar_id[l] = uint8_t(kWarpgroupBarrier + w.index / 4); });
+    w.runm &= ~active;
+    w.barm |= active;
+    check_warp_at_barrier(w);
     return;
   }
   case Sync::barrier: {
@@ -375,8 +391,11 @@ std::string describe_waits(Cta& c) {
     s += (s.empty() ? "" : "; ") + std::string("warp ") + std::to_string(w.index) + ":";
     if (w.barm) {
       unsigned l = unsigned(std::countr_zero(w.barm));
-      s += " lanes " + lanes_str(w.barm) + " at barrier " + std::to_string(w.bar_id[l]) + " (line " +
-           std::to_string(c.launch->prog->code[w.pc[l]].line) + ")";
+      s += " lanes " + lanes_str(w.barm) +
+           (w.bar_id[l] >= kWarpgroupBarrier ? " at the warpgroup rendezvous of warpgroup " +
+                                                   std::to_string(w.bar_id[l] - kWarpgroupBarrier)
+                                             : " at barrier " + std::to_string(w.bar_id[l])) +
+           " (line " + std::to_string(c.launch->prog->code[w.pc[l]].line) + ")";
     }
     uint32_t other = w.live & ~w.barm;
     if (other)

@@ -321,6 +321,7 @@ void PtxEmuDevice::launch(loader::Function& function, const loader::LaunchConfig
       std::fill(c.lane_sync.begin(), c.lane_sync.end(), 0);
       c.bars = {};
       c.async.reset();
+      c.async_proxy = {};
       c.time = 1;
       c.cycles = 0;
       c.g_lo = 1, c.g_hi = 0;

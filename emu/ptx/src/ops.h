@@ -65,6 +65,14 @@ void need_registers(Decoder& d, size_t op, size_t n, const char* what);
 // .aligned warp-wide instructions (mma.sync, ldmatrix, stmatrix): reports divergence unless every lane of
 // the warp executes it (the scheduler waits for live lanes only; this also catches exited ones).
 void warp_wide_check(Warp& w, uint32_t act);
+void decode_wgmma(Decoder& d);   // wgmma.fence .commit_group .wait_group .mma_async (ops_wgmma.cpp)
+
+// wgmma register checks (ops_wgmma.cpp). After decoding: flags (Inst::wgmma_regs) every other instruction
+// that touches a register some wgmma.mma_async of the program uses as D or A. The scheduler calls
+// wgmma_register_access for flagged instructions: in-flight registers are reported, and the access is
+// remembered for the wgmma.fence rule.
+void mark_wgmma_register_users(Program& p);
+void wgmma_register_access(Warp& w, const Inst& in, uint32_t active);
 
 // Calls of the CUDA runtime's device functions (ops_control.cpp): __assertfail stops the launch with the
 // assertion's message; vprintf prints nothing and returns 0.

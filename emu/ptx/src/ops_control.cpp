@@ -48,9 +48,20 @@ void decode_control(Decoder& d) {
     in.sync = Sync::exit;
   } else if (m == "trap") {
     in.fn = &trap;
+  } else if (m == "fence" && d.ai.has("proxy") &&
+             (d.ai.has("async") || d.ai.has("async.shared::cta") || d.ai.has("async.shared::cluster") ||
+              d.ai.has("async.global"))) {
+    // fence.proxy.async{,.shared::cta,.shared::cluster,.global} (#parallel-synchronization-and-communication-
+    // instructions-membar): orders the thread's generic accesses with the async proxy (async_proxy.h).
+    d.take("proxy");
+    bool global = d.take("async.global") || (d.take("async") && d.take("global"));
+    bool shared =
+        d.take_any({"async.shared::cta", "async.shared::cluster", "shared::cta", "shared::cluster"});
+    d.take("async");
+    in.op = global && !shared ? 0 : 1;
+    in.fn = &proxy_fence_async;
   } else if (m == "membar" || m == "fence") {
-    // Ordering only: the emulator is sequentially consistent. (Async-proxy fences order nothing here either
-    // until cp.async.bulk and wgmma are emulated.)
+    // Ordering only: the emulator is sequentially consistent.
     d.drop_hints();
     d.take_any({"gl", "sys", "cta", "proxy", "async", "proxy.async", "alias", "mbarrier_init", "sc",
                 "acq_rel", "shared::cta", "shared::cluster", "global", "async.shared::cta", "async.global",

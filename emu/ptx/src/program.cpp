@@ -15,7 +15,6 @@ namespace {
 
 // Instructions the PTX ISA has and this emulator will run later: named so the error says "not supported yet".
 const char* const kLater[] = {"wmma",
-                              "wgmma",
                               "mbarrier",
                               "mapa",
                               "setmaxnreg",
@@ -69,7 +68,7 @@ const std::unordered_map<std::string, DecodeFn>& table() {
       {"call", decode_control},    {"ret", decode_control},     {"exit", decode_control},
       {"trap", decode_control},    {"bar", decode_control},     {"barrier", decode_control},
       {"membar", decode_control},  {"fence", decode_control},   {"nanosleep", decode_control},
-      {"brkpt", decode_control},   {"pmevent", decode_control},
+      {"brkpt", decode_control},   {"pmevent", decode_control}, {"wgmma", decode_wgmma},
       {"mma", decode_mma},         {"ldmatrix", decode_matrix}, {"stmatrix", decode_matrix},
       {"cp", decode_cp},
   };
@@ -279,6 +278,7 @@ public:
       end.text = "(end of " + f->name + ")";
       p_->code.push_back(std::move(end));
     }
+    mark_wgmma_register_users(*p_);
     fill_info(entry);
     return prog;
   }

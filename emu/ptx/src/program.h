@@ -94,6 +94,7 @@ enum class Sync : uint8_t {
   call,
   ret,
   exit,
+  warpgroup, // waits for every live warp of its warpgroup (warp index / 4) at it: wgmma.wait_group
 };
 
 struct CallCopy {
@@ -125,6 +126,11 @@ struct Inst {
   uint32_t line = 0;
   std::string text;  // the instruction as written (reconstructed), for reports
   uint32_t cost = 1; // emulated cycles per warp instruction
+
+  // Instruction-specific packed immediates (wgmma.mma_async: shape, types, flags).
+  uint32_t aux = 0;
+  // Touches a register some wgmma.mma_async uses as D or A (ops_wgmma.cpp checks those accesses).
+  bool wgmma_regs = false;
 };
 
 struct SharedLayout {

@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "async_proxy.h"
 #include "isatune/emu/report.h"
 #include "memory.h"
 #include "program.h"
@@ -58,6 +60,11 @@ struct Frame {
 };
 
 struct Cta;
+struct WgmmaWarp; // ops_wgmma.cpp: a warp's in-flight wgmma.mma_async operations and register shadow
+
+// Barrier slots: ids 0-15 are the CTA barriers; 16 + (warp index / 4) is the warpgroup rendezvous of
+// wgmma.wait_group (Sync::warpgroup), up to 8 warpgroups (1024 threads).
+constexpr unsigned kWarpgroupBarrier = 16, kBarrierSlots = 16 + 8;
 
 struct Warp {
   Cta* cta = nullptr;
@@ -76,6 +83,8 @@ struct Warp {
   std::vector<Frame> stack[32];
   uint64_t instructions = 0, thread_instructions = 0, cycles = 0;
   const Inst* cur = nullptr; // the instruction executing, for reports
+  // wgmma state (ops_wgmma.cpp), created by the first instruction that needs it.
+  std::shared_ptr<WgmmaWarp> wgmma;
 
   uint64_t& reg(uint32_t slot, unsigned lane) { return r[slot * 32 + lane]; }
 };
@@ -150,7 +159,7 @@ struct Cta {
   std::vector<uint8_t> local;
   std::vector<uint8_t> shared;
   std::vector<ShadowByte> shadow;
-  std::array<Barrier, 16> bars;
+  std::array<Barrier, kBarrierSlots> bars;
   uint32_t time = 1; // warp instructions executed in this CTA (+1): the race checker's clock
   // Happens-before edges: the last time warps a and b completed a barrier together, and lanes a and b of a
   // warp a bar.warp.sync (or a barrier).
@@ -162,6 +171,8 @@ struct Cta {
   uint64_t cycles = 0;
   uint32_t red_value = 0; // bar.red result while the completing barrier releases its threads
   AsyncCopies async;      // cp.async
+  // fence.proxy.async and in-flight async reads (async_proxy.h).
+  AsyncProxyState async_proxy;
 
   uint32_t nwarps() const { return uint32_t(warps.size()); }
   bool ordered(uint32_t t_a, uint32_t time_a, uint32_t t_b) const {
