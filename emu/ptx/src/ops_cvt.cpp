@@ -192,7 +192,7 @@ void cvt_x2(Warp& w, const Inst& in, uint32_t act) {
 }
 
 uint64_t window(Space s) {
-  return s == Space::shared  ? kSharedWindow
+  return s == Space::shared || s == Space::shared_cluster ? kSharedWindow
          : s == Space::local ? kLocalWindow
          : s == Space::param ? kParamWindow
                              : 0;

@@ -20,11 +20,7 @@ const char* const kLater[] = {"mma",
                               "stmatrix",
                               "cp",
                               "wgmma",
-                              "mbarrier",
-                              "mapa",
-                              "setmaxnreg",
                               "tensormap",
-                              "getctarank",
                               "griddepcontrol",
                               "tcgen05",
                               "movmatrix",
@@ -74,6 +70,8 @@ const std::unordered_map<std::string, DecodeFn>& table() {
       {"trap", decode_control},    {"bar", decode_control},     {"barrier", decode_control},
       {"membar", decode_control},  {"fence", decode_control},   {"nanosleep", decode_control},
       {"brkpt", decode_control},   {"pmevent", decode_control},
+      {"mapa", decode_cluster},    {"getctarank", decode_cluster},
+      {"mbarrier", decode_mbarrier}, {"setmaxnreg", decode_setmaxnreg},
   };
   return t;
 }
@@ -493,6 +491,8 @@ private:
         r.slot = b.slot;
         r.rbits = b.rbits;
       }
+      for (const auto& e : o.elems) // tensor addresses [map, {coordinates}]
+        r.elems.push_back(convert(f, ai, e));
       return r;
     }
     case K::vector:
@@ -533,15 +533,20 @@ private:
       in.ops.push_back(convert(f, ai, o));
     auto it = table().find(ai.mnemonic);
     Decoder d(ai, in, m_.file, sm_);
-    if (it == table().end()) {
-      for (const char* l : kLater)
-        if (ai.mnemonic == l || ai.opcode.rfind(std::string(l) + ".", 0) == 0)
-          d.not_yet();
-      d.error("unknown instruction '" + ai.mnemonic + "'");
+    if (ai.mnemonic == "cp" || ai.opcode.rfind("cp.", 0) == 0) {
+      if (ai.opcode.rfind("cp.async.bulk", 0) == 0 || ai.opcode.rfind("cp.reduce.async.bulk", 0) == 0)
+        decode_cp_bulk(d);
+      else
+        d.not_yet();
+    } else {
+      if (it == table().end()) {
+        for (const char* l : kLater)
+          if (ai.mnemonic == l || ai.opcode.rfind(std::string(l) + ".", 0) == 0)
+            d.not_yet();
+        d.error("unknown instruction '" + ai.mnemonic + "'");
+      }
+      it->second(d);
     }
-    if (ai.mnemonic == "cp" || ai.opcode.rfind("cp.", 0) == 0)
-      d.not_yet();
-    it->second(d);
     if (in.sync == Sync::call) {
       const ast::Function* callee = nullptr;
       std::vector<const ast::Operand*> lists;
