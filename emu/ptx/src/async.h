@@ -9,6 +9,8 @@ namespace isatune::emu::ptx {
 Mbar* mbarrier_at(Warp& w, unsigned l, Space sp, uint64_t addr, int kind, Cta*& t, uint32_t& off);
 // complete_tx(bytes) on an mbarrier (completes the phase when nothing is pending).
 void mbarrier_complete_tx(Warp& w, unsigned l, Cta& t, uint32_t off, Mbar& m, int64_t bytes);
+// After pending or tx changed: marks the phase ready to complete (and wakes waiters) when both are 0.
+void mbarrier_check_ready(Cta& t, Mbar& m);
 // The phase completes: landings are written, waiters wake.
 void mbarrier_complete_phase(Warp& w, Cta& t, uint32_t off, Mbar& m);
 

@@ -27,6 +27,7 @@ struct Mbar {
   uint32_t phase = 0; // phases completed since init (the current phase's parity is phase & 1)
   uint32_t expected = 0, pending = 0;
   int64_t tx = 0;
+  bool ready = false; // pending = 0 and tx = 0: the phase completes at the next operation on the mbarrier
   uint64_t image = 0;
   uint32_t pc = 0; // the last instruction that changed it, and by whom (exit-time reports)
   uint16_t thread = 0;

@@ -125,8 +125,6 @@ void cluster_wait(Warp& w, const Inst&, uint32_t act) {
   }
 }
 
-void nothing(Warp&, const Inst&, uint32_t) {}
-
 } // namespace
 
 Cta* shared_target(Warp& w, unsigned lane, Space space, uint64_t addr, unsigned bytes, uint32_t& offset) {
@@ -136,9 +134,8 @@ Cta* shared_target(Warp& w, unsigned lane, Space space, uint64_t addr, unsigned 
   Cta* t = &c;
   auto oob = [&](const std::string& why) -> Cta* {
     char buf[96];
-    std::snprintf(buf, sizeof buf, "%s %s of %u bytes at 0x%llx ",
-                  space == Space::shared ? "shared" : "shared::cluster", w.cur && w.cur->fn ? "access" : "access",
-                  bytes, (unsigned long long)addr);
+    std::snprintf(buf, sizeof buf, "%s access of %u bytes at 0x%llx ",
+                  space == Space::shared ? "shared" : "shared::cluster", bytes, (unsigned long long)addr);
     report(w, lane, HazardKind::out_of_bounds, buf + why);
     return nullptr;
   };
@@ -231,7 +228,6 @@ void decode_cluster(Decoder& d) {
     d.need_ops(0);
     in.cost = 20;
   }
-  (void)&nothing;
   d.finish();
 }
 

@@ -5,8 +5,11 @@
 // State: pending arrivals, expected count, tx-count and phase live in Cta::mbars (keyed by shared offset); the
 // 8 bytes in shared memory hold an image of it, rewritten by every operation: bits 0-19 pending, 20-39
 // expected, 40-61 tx-count (22-bit two's complement), 62 valid, 63 phase parity. A plain store over a live
-// mbarrier is noticed at its next use. A phase completes when pending = 0 and tx = 0: the copies that signal
-// it land (their data is written) at that moment, then pending = expected, tx = 0, phase + 1.
+// mbarrier is noticed at its next use. A phase may complete once pending = 0 and tx = 0; it completes as late
+// as is legal, at the next operation on the mbarrier (a wait, or an arrival that belongs to the next phase) or
+// at the end of the cluster: the copies that signal it land (their data is written) at that moment, then
+// pending = expected, tx = 0, phase + 1. A thread that reads a copy's destination without waiting thus sees
+// stale bytes.
 // State tokens (arrive's result) are (pending after the arrive << 32) | phase index arrived on.
 // Waits that would return false park the lane until the mbarrier changes (cluster.cpp); when nothing else
 // in the cluster can run they return false once (try_wait's time limit), and a second such standstill with no
@@ -77,6 +80,8 @@ Mbar* mbarrier_at(Warp& w, unsigned l, Space sp, uint64_t addr, int kind, Cta*& 
     report(w, l, HazardKind::mbarrier, where(*t, off, w) + ": its 8 bytes were overwritten by a plain store");
     std::memcpy(t->shared.data() + off, &m.image, 8);
   }
+  if (m.valid && m.ready && !init)
+    mbarrier_complete_phase(w, *t, off, m);
   // Race shadow: init and inval write the object, the other operations are atomic on it.
   shared_shadow(w, l, *t, off, 8, true, kind == 2);
   m.pc = w.cur->index;
@@ -134,6 +139,7 @@ void mbarrier_complete_phase(Warp& w, Cta& t, uint32_t off, Mbar& m) {
     add_release(m, ld.rank * cl.wpc + ld.thread / 32u, now + 1);
   }
   m.landings.clear();
+  m.ready = false;
   m.last_release = std::move(m.release);
   m.release.clear();
   ++m.phase;
@@ -148,11 +154,17 @@ void mbarrier_complete_phase(Warp& w, Cta& t, uint32_t off, Mbar& m) {
 void mbarrier_complete_tx(Warp& w, unsigned l, Cta& t, uint32_t off, Mbar& m, int64_t bytes) {
   m.tx -= bytes;
   check_tx(w, l, t, off, m);
-  if (m.pending == 0 && m.tx == 0)
-    mbarrier_complete_phase(w, t, off, m);
-  else
-    store_image(t, off, m);
+  store_image(t, off, m);
+  mbarrier_check_ready(t, m);
+}
+
+// pending = 0 and tx = 0: the phase may complete; waiters wake to complete it.
+void mbarrier_check_ready(Cta& t, Mbar& m) {
   ++t.cluster->version;
+  if (m.pending == 0 && m.tx == 0 && !m.ready) {
+    m.ready = true;
+    cluster_wake(*t.cluster);
+  }
 }
 
 namespace {
@@ -213,7 +225,7 @@ void mb_handler(Warp& w, const Inst& in, uint32_t act) {
         m.tx += n;
         check_tx(w, l, *t, off, m);
         store_image(*t, off, m);
-        ++cl.version;
+        mbarrier_check_ready(*t, m);
       } else {
         mbarrier_complete_tx(w, l, *t, off, m, n);
       }
@@ -244,11 +256,9 @@ void mb_handler(Warp& w, const Inst& in, uint32_t act) {
       m.pending -= count;
       add_release(m, gw, c.time);
       const uint32_t left = m.pending;
-      ++cl.version;
-      if (m.pending == 0 && m.tx == 0 && count)
-        mbarrier_complete_phase(w, *t, off, m);
-      else
-        store_image(*t, off, m);
+      store_image(*t, off, m);
+      if (count)
+        mbarrier_check_ready(*t, m);
       write(w, in.ops[0], l, uint64_t(left) << 32 | phase);
       break;
     }
@@ -283,10 +293,12 @@ void mb_handler(Warp& w, const Inst& in, uint32_t act) {
 void mbarrier_exit_checks(Cluster& cl) {
   for (Cta* t : cl.ctas)
     for (auto& [off, m] : t->mbars) {
-      if (!m.valid || (m.tx == 0 && m.landings.empty()))
-        continue;
       Warp& w = t->warps[m.thread / 32];
       w.cur = &t->launch->prog->code[m.pc];
+      if (m.valid && m.ready) // a phase nobody waited for completes now
+        mbarrier_complete_phase(w, *t, off, m);
+      if (!m.valid || (m.tx == 0 && m.landings.empty()))
+        continue;
       std::string what = m.tx > 0 ? std::to_string(m.tx) + " transaction bytes expected (expect_tx) never arrived"
                                   : std::to_string(-m.tx) + " bytes arrived that no expect_tx announced";
       if (!m.landings.empty())
