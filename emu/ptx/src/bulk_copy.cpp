@@ -137,13 +137,13 @@ void perform_store(Warp& w, unsigned l, const BulkStore& s) {
   // async-proxy read: check_async_proxy_read after merge
   std::vector<uint8_t> src(c.shared.begin() + s.src, c.shared.begin() + s.src + s.bytes);
   if (!s.tensor) {
-    if (uint8_t* p = access(w, l, Space::global, s.dst, s.bytes, true))
+    if (uint8_t* p = access(w, l, Space::global, s.dst, s.bytes, true, false, 16))
       std::memcpy(p, src.data(), s.bytes);
   } else {
     try {
       ip::tma_store_tile(s.map, std::span<const int32_t>(s.coords.data(), s.map.rank), s.src, src,
                          [&](uint64_t a, std::span<const uint8_t> b) {
-                           if (uint8_t* p = access(w, l, Space::global, a, unsigned(b.size()), true))
+                           if (uint8_t* p = access(w, l, Space::global, a, unsigned(b.size()), true, false, 1))
                              std::memcpy(p, b.data(), b.size());
                          });
     } catch (const InputError& e) {
@@ -185,8 +185,8 @@ void bulk(Warp& w, const Inst& in, uint32_t act) {
           report(w, l, HazardKind::unaligned, "bulk copy size " + std::to_string(size) + " is not a multiple of 16");
         return;
       }
-      const uint8_t* p = in.op == k_g2s ? access(w, l, Space::global, src, size, false)
-                                        : access(w, l, Space::shared, src, size, false);
+      const uint8_t* p = in.op == k_g2s ? access(w, l, Space::global, src, size, false, false, 16)
+                                        : access(w, l, Space::shared, src, size, false, false, 16);
       if (!p)
         return;
       uint32_t mask = in.op2 ? uint32_t(read(w, in.ops[4], l)) & 0xffff : 0;
@@ -233,7 +233,7 @@ void bulk(Warp& w, const Inst& in, uint32_t act) {
         ip::tma_load_tile(
             m, std::span<const int32_t>(coords.data(), in.vec),
             [&](uint64_t a, std::span<uint8_t> out) {
-              if (const uint8_t* p = access(w, l, Space::global, a, unsigned(out.size()), false))
+              if (const uint8_t* p = access(w, l, Space::global, a, unsigned(out.size()), false, false, 1))
                 std::memcpy(out.data(), p, out.size());
               else
                 std::memset(out.data(), 0, out.size());
