@@ -13,8 +13,9 @@ namespace {
 // the cluster registers to meta[c][0..9]. A second barrier.cluster keeps every CTA's shared memory alive
 // until the peers have read it.
 std::string exchange_kernel(bool with_barrier) {
-  std::string bar = with_barrier ? "  barrier.cluster.arrive.release.aligned;\n  barrier.cluster.wait.acquire.aligned;\n"
-                                 : "";
+  std::string bar =
+      with_barrier ? "  barrier.cluster.arrive.release.aligned;\n  barrier.cluster.wait.acquire.aligned;\n"
+                   : "";
   return header() + R"(
 .visible .entry xchg(.param .u64 in, .param .u64 out, .param .u64 meta)
 {
@@ -37,7 +38,8 @@ std::string exchange_kernel(bool with_barrier) {
   shl.b32 %r7, %r1, 2;
   add.u32 %r8, %r6, %r7;
   st.shared.u32 [%r8], %r5;
-)" + bar + R"(
+)" + bar +
+         R"(
   mov.u32 %r9, %cluster_ctarank;
   mov.u32 %r10, %cluster_nctarank;
   add.u32 %r11, %r9, 1;
@@ -111,7 +113,8 @@ void run_exchange(const Shape& s, eptx::Scheduler sched) {
         ASSERT_EQ(out[2 * (size_t(c) * T + t)], in[size_t(pc) * T + t]) << "CTA " << c << " thread " << t;
         ASSERT_EQ(out[2 * (size_t(c) * T + t) + 1], in[size_t(pc) * T + t]) << "generic, CTA " << c;
       }
-      const uint32_t want[10] = {rank, n, x / s.cx, y / s.cy, x % s.cx, y % s.cy, peer, 1u, s.gx / s.cx, s.cx};
+      const uint32_t want[10] = {rank,     n,    x / s.cx, y / s.cy,    x % s.cx,
+                                 y % s.cy, peer, 1u,       s.gx / s.cx, s.cx};
       for (int k = 0; k < 10; ++k)
         EXPECT_EQ(meta[size_t(c) * 10 + k], want[k]) << "CTA " << c << " register " << k;
     }
@@ -126,7 +129,8 @@ TEST(EmuPtxCluster, DsmemExchangeTwoAndFourCtas) {
   }
 }
 
-// Without the first barrier.cluster a CTA reads its peer's buffer before (or unordered with) the peer's store.
+// Without the first barrier.cluster a CTA reads its peer's buffer before (or unordered with) the peer's
+// store.
 TEST(EmuPtxCluster, MissingClusterBarrierIsARace) {
   expect_ptxas_accepts(exchange_kernel(false));
   Runner r;
@@ -197,7 +201,8 @@ SKIP:
     EXPECT_NE(h->message.find("barrier.cluster"), std::string::npos) << h->message;
     EXPECT_NE(h->message.find("CTA rank 1 warp 0: lanes 0xffffffff at barrier 1"), std::string::npos)
         << h->message;
-    EXPECT_NE(h->message.find("CTA rank 0 warp 0: lanes 0xffffffff at barrier.cluster.wait"), std::string::npos)
+    EXPECT_NE(h->message.find("CTA rank 0 warp 0: lanes 0xffffffff at barrier.cluster.wait"),
+              std::string::npos)
         << h->message;
   }
 }

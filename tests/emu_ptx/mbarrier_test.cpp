@@ -194,10 +194,12 @@ TEST(EmuPtxMbarrier, InvalidFormsRejectedAtLoad) {
            {"mbarrier.arrive.shared::cluster.b64 %rd1, [%r1];", "no state result"},
            {"setmaxnreg.inc.sync.aligned.u32 100;", "multiple of 8"},
            {"setmaxnreg.dec.sync.aligned.u32 16;", "multiple of 8 in 24..256"},
-           {"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd1], [%r1], 16;", "not supported yet"},
+           {"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd1], [%r1], 16;",
+            "not supported yet"},
        }) {
-    std::string ptx = header() + ".visible .entry k()\n{\n  .reg .pred %p<3>;\n  .reg .b32 %r<5>;\n"
-                                 "  .reg .b64 %rd<3>;\n  mov.u32 %r1, 0;\n  " +
+    std::string ptx = header() +
+                      ".visible .entry k()\n{\n  .reg .pred %p<3>;\n  .reg .b32 %r<5>;\n"
+                      "  .reg .b64 %rd<3>;\n  mov.u32 %r1, 0;\n  " +
                       inst + "\n  ret;\n}\n";
     Runner r;
     try {

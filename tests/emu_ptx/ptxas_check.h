@@ -1,6 +1,6 @@
 #pragma once
-// ptxas as the oracle of which PTX is valid: the hand-written sm_90a kernels of the async tests must assemble.
-// Without ptxas the check prints why and the test goes on (its emulator assertions still run).
+// ptxas as the oracle of which PTX is valid: the hand-written sm_90a kernels of the async tests must
+// assemble. Without ptxas the check prints why and the test goes on (its emulator assertions still run).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -16,7 +16,8 @@ inline void expect_ptxas_accepts(const std::string& ptx, const char* arch = "sm_
   const char* env = std::getenv("PTXAS");
   const std::string ptxas = env ? env : "/usr/local/cuda/bin/ptxas";
   if (::access(ptxas.c_str(), X_OK) != 0) {
-    std::printf("[ ptxas ] %s not found: the kernel's validity is not checked by ptxas here\n", ptxas.c_str());
+    std::printf("[ ptxas ] %s not found: the kernel's validity is not checked by ptxas here\n",
+                ptxas.c_str());
     return;
   }
   char dir[] = "/tmp/isatune_ptxas_XXXXXX";

@@ -1,8 +1,8 @@
 // Bulk and tensor copies (TMA) with mbarrier completion: plain bulk G2S + S2G, tensor loads of ranks 1-5 with
 // random shapes, out-of-bounds boxes (zero fill) and every swizzle mode checked element by element against a
-// direct reference, multicast into a 2-CTA cluster, tensor stores; mutations: wrong expect_tx (deadlock naming
-// the mbarrier), a missing mbarrier wait (async_pending and stale data), a shared write under a pending bulk
-// store (async_pending and the new bytes stored).
+// direct reference, multicast into a 2-CTA cluster, tensor stores; mutations: wrong expect_tx (deadlock
+// naming the mbarrier), a missing mbarrier wait (async_pending and stale data), a shared write under a
+// pending bulk store (async_pending and the new bytes stored).
 #include <algorithm>
 
 #include "emu_ptx_test.h"
@@ -18,13 +18,18 @@ namespace {
 // (shared/notes/ptx-emulation.md 2.8: 16-byte chunk bits XOR the row bits 7-9, masked by the mode).
 uint32_t swizzled(uint32_t base, uint32_t b, ip::TensorMapSwizzle s) {
   const uint32_t x = base + b;
-  uint32_t mask = s == ip::TensorMapSwizzle::b32 ? 0x10 : s == ip::TensorMapSwizzle::b64 ? 0x30
-                                                         : s == ip::TensorMapSwizzle::b128 ? 0x70 : 0;
+  uint32_t mask = s == ip::TensorMapSwizzle::b32    ? 0x10
+                  : s == ip::TensorMapSwizzle::b64  ? 0x30
+                  : s == ip::TensorMapSwizzle::b128 ? 0x70
+                                                    : 0;
   return (x ^ ((x >> 3) & mask)) - base;
 }
 
 uint32_t span_of(ip::TensorMapSwizzle s) {
-  return s == ip::TensorMapSwizzle::b32 ? 32 : s == ip::TensorMapSwizzle::b64 ? 64 : s == ip::TensorMapSwizzle::b128 ? 128 : 0;
+  return s == ip::TensorMapSwizzle::b32    ? 32
+         : s == ip::TensorMapSwizzle::b64  ? 64
+         : s == ip::TensorMapSwizzle::b128 ? 128
+                                           : 0;
 }
 
 struct Tensor {
@@ -38,9 +43,9 @@ struct Tensor {
 // the box out of bounds (negative or past the end) about half the time.
 Tensor random_tensor(uint32_t rank, ip::TensorMapSwizzle sw) {
   static const std::pair<ip::TensorMapDataType, uint32_t> types[] = {{ip::TensorMapDataType::uint8, 1},
-                                                                      {ip::TensorMapDataType::uint16, 2},
-                                                                      {ip::TensorMapDataType::float32, 4},
-                                                                      {ip::TensorMapDataType::uint64, 8}};
+                                                                     {ip::TensorMapDataType::uint16, 2},
+                                                                     {ip::TensorMapDataType::float32, 4},
+                                                                     {ip::TensorMapDataType::uint64, 8}};
   Tensor t;
   auto [type, e] = types[rand_u32() % 4];
   t.esize = e;
@@ -106,7 +111,8 @@ std::string coords_list(uint32_t rank, const char* reg) {
 }
 
 // Tensor load: thread 0 arrives with expect_tx(bytes + extra) and issues the copy; every thread waits (unless
-// `wait` is false) and copies the tile to out. The map's address: cvta.param of the parameter, as nvcc emits it.
+// `wait` is false) and copies the tile to out. The map's address: cvta.param of the parameter, as nvcc emits
+// it.
 std::string load_kernel(uint32_t rank, bool wait) {
   std::string map = "%rd9"; // ptxas takes the map as a generic address only
   std::string s = header() + R"(
@@ -198,8 +204,9 @@ TEST(EmuPtxTma, TensorLoadsEveryRankAndSwizzleAgainstReference) {
         auto want = reference_box(t, 0);
         ASSERT_EQ(got.size(), want.size());
         for (uint32_t b = 0; b < bytes; ++b)
-          ASSERT_EQ(int(got[b]), int(want[b])) << "rank " << rank << " swizzle " << int(sw) << " byte " << b
-                                               << " of " << bytes << "\n" << r.all_reports();
+          ASSERT_EQ(int(got[b]), int(want[b]))
+              << "rank " << rank << " swizzle " << int(sw) << " byte " << b << " of " << bytes << "\n"
+              << r.all_reports();
         EXPECT_TRUE(r.reports().empty()) << r.all_reports();
       }
 }

@@ -4,8 +4,8 @@
 
 namespace isatune::emu::ptx {
 
-// The mbarrier at `addr` in space `sp` (shared, shared_cluster or generic) for lane l: its CTA and offset, and
-// its state; nullptr after a report (bounds, alignment, use before init). kind: 0 init, 1 inval, 2 other.
+// The mbarrier at `addr` in space `sp` (shared, shared_cluster or generic) for lane l: its CTA and offset,
+// and its state; nullptr after a report (bounds, alignment, use before init). kind: 0 init, 1 inval, 2 other.
 Mbar* mbarrier_at(Warp& w, unsigned l, Space sp, uint64_t addr, int kind, Cta*& t, uint32_t& off);
 // complete_tx(bytes) on an mbarrier (completes the phase when nothing is pending).
 void mbarrier_complete_tx(Warp& w, unsigned l, Cta& t, uint32_t off, Mbar& m, int64_t bytes);

@@ -1,6 +1,7 @@
 #pragma once
 // Shadow state of the asynchronous set on sm_90 (mbarrier objects, bulk / tensor copies in flight, bulk async
-// groups), kept beside the CTA's shared memory. Plain data: the handlers are in mbarrier.cpp and bulk_copy.cpp.
+// groups), kept beside the CTA's shared memory. Plain data: the handlers are in mbarrier.cpp and
+// bulk_copy.cpp.
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -9,13 +10,13 @@
 
 namespace isatune::emu::ptx {
 
-// A copy into shared memory that lands when the phase of the mbarrier it signals completes (data read from its
-// source at issue, written at phase completion: reading the destination before waiting sees stale bytes).
+// A copy into shared memory that lands when the phase of the mbarrier it signals completes (data read from
+// its source at issue, written at phase completion: reading the destination before waiting sees stale bytes).
 struct Landing {
   uint32_t offset = 0; // destination in the mbarrier's CTA
   std::vector<uint8_t> data;
-  uint32_t pc = 0;     // the copy instruction
-  uint8_t rank = 0;    // issuing thread: CTA rank in the cluster, thread in the CTA
+  uint32_t pc = 0;  // the copy instruction
+  uint8_t rank = 0; // issuing thread: CTA rank in the cluster, thread in the CTA
   uint16_t thread = 0;
 };
 

@@ -3,12 +3,13 @@
 // ptx-emulation.md 2.9). The tensor map is the emulator's own encoding (isatune/ptx/tensor_map.h), whose tile
 // functions give the box, strides, swizzle and out-of-bounds fill.
 //
-// Timing that makes bugs visible: a copy into shared memory reads its source at issue, counts its bytes against
-// the mbarrier's tx-count at issue, and writes its destination when that mbarrier's phase completes; a reader
-// that did not wait sees stale bytes and is reported (async_pending). Multicast writes the same offset in every
-// CTA of ctaMask and completes tx on the mbarrier at the same offset in each. A bulk store (shared -> global)
-// reads shared memory and writes global memory at the issuing thread's cp.async.bulk.wait_group(.read) that
-// covers its group; a shared write to its source before then is reported.
+// Timing that makes bugs visible: a copy into shared memory reads its source at issue, counts its bytes
+// against the mbarrier's tx-count at issue, and writes its destination when that mbarrier's phase completes;
+// a reader that did not wait sees stale bytes and is reported (async_pending). Multicast writes the same
+// offset in every CTA of ctaMask and completes tx on the mbarrier at the same offset in each. A bulk store
+// (shared -> global) reads shared memory and writes global memory at the issuing thread's
+// cp.async.bulk.wait_group(.read) that covers its group; a shared write to its source before then is
+// reported.
 #include <cstdio>
 
 #include "async.h"
@@ -63,7 +64,8 @@ void issue_landing(Warp& w, unsigned l, const Inst& in, uint64_t dst, uint64_t m
   const uint32_t bytes = uint32_t(data.size());
   for (uint32_t r : ranks) {
     if (r >= n) {
-      report(w, l, HazardKind::out_of_bounds, "copy to CTA rank " + std::to_string(r) + " outside the cluster");
+      report(w, l, HazardKind::out_of_bounds,
+             "copy to CTA rank " + std::to_string(r) + " outside the cluster");
       continue;
     }
     // The destination and the mbarrier are in the same CTA (the ISA); take their offsets there.
@@ -119,7 +121,8 @@ std::array<int32_t, 5> read_coords(Warp& w, unsigned l, const Opnd& o, unsigned 
 bool aligned16(Warp& w, unsigned l, uint64_t a, const char* what) {
   if (a % 16 == 0)
     return true;
-  report(w, l, HazardKind::unaligned, std::string("bulk copy ") + what + " " + hex(a) + " is not 16-byte aligned");
+  report(w, l, HazardKind::unaligned,
+         std::string("bulk copy ") + what + " " + hex(a) + " is not 16-byte aligned");
   return false;
 }
 
@@ -143,7 +146,8 @@ void perform_store(Warp& w, unsigned l, const BulkStore& s) {
     try {
       ip::tma_store_tile(s.map, std::span<const int32_t>(s.coords.data(), s.map.rank), s.src, src,
                          [&](uint64_t a, std::span<const uint8_t> b) {
-                           if (uint8_t* p = access(w, l, Space::global, a, unsigned(b.size()), true, false, 1))
+                           if (uint8_t* p =
+                                   access(w, l, Space::global, a, unsigned(b.size()), true, false, 1))
                              std::memcpy(p, b.data(), b.size());
                          });
     } catch (const InputError& e) {
@@ -182,7 +186,8 @@ void bulk(Warp& w, const Inst& in, uint32_t act) {
       uint64_t mbar = shared_addr(w, in, in.ops[3], l, sp);
       if (!aligned16(w, l, dst, "destination") || !aligned16(w, l, src, "source") || size % 16) {
         if (size % 16)
-          report(w, l, HazardKind::unaligned, "bulk copy size " + std::to_string(size) + " is not a multiple of 16");
+          report(w, l, HazardKind::unaligned,
+                 "bulk copy size " + std::to_string(size) + " is not a multiple of 16");
         return;
       }
       const uint8_t* p = in.op == k_g2s ? access(w, l, Space::global, src, size, false, false, 16)
@@ -200,7 +205,8 @@ void bulk(Warp& w, const Inst& in, uint32_t act) {
       uint32_t size = uint32_t(read(w, in.ops[2], l));
       if (!aligned16(w, l, dst, "destination") || !aligned16(w, l, src, "source") || size % 16) {
         if (size % 16)
-          report(w, l, HazardKind::unaligned, "bulk copy size " + std::to_string(size) + " is not a multiple of 16");
+          report(w, l, HazardKind::unaligned,
+                 "bulk copy size " + std::to_string(size) + " is not a multiple of 16");
         return;
       }
       uint32_t off = 0;
@@ -217,7 +223,8 @@ void bulk(Warp& w, const Inst& in, uint32_t act) {
       if (!read_map(w, l, in.ops[1], m))
         return;
       if (m.rank != in.vec)
-        fail(w, "a " + std::to_string(in.vec) + "d tensor copy with a rank-" + std::to_string(m.rank) + " tensor map");
+        fail(w, "a " + std::to_string(in.vec) + "d tensor copy with a rank-" + std::to_string(m.rank) +
+                    " tensor map");
       auto coords = read_coords(w, l, in.ops[1], in.vec);
       Space sp;
       uint64_t dst = shared_addr(w, in, in.ops[0], l, sp);
@@ -251,7 +258,8 @@ void bulk(Warp& w, const Inst& in, uint32_t act) {
       if (!read_map(w, l, in.ops[0], m))
         return;
       if (m.rank != in.vec)
-        fail(w, "a " + std::to_string(in.vec) + "d tensor copy with a rank-" + std::to_string(m.rank) + " tensor map");
+        fail(w, "a " + std::to_string(in.vec) + "d tensor copy with a rank-" + std::to_string(m.rank) +
+                    " tensor map");
       Space sp;
       uint64_t src = shared_addr(w, in, in.ops[1], l, sp);
       const uint32_t bytes = uint32_t(ip::tensor_box_bytes(m));
@@ -362,7 +370,8 @@ void decode_cp_bulk(Decoder& d) {
     nops = (tensor ? 3 : 4) + (in.op2 ? 1 : 0);
   } else if (dst_shared && src_shared) {
     if (tensor || !mb || in.op2 || spaces[0] != "shared::cluster" || spaces[1] != "shared::cta")
-      d.error("shared -> shared bulk copies are cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes");
+      d.error("shared -> shared bulk copies are "
+              "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes");
     in.op = k_s2s;
     nops = 4;
   } else if (!dst_shared && src_shared) {
@@ -378,8 +387,8 @@ void decode_cp_bulk(Decoder& d) {
     const bool is_addr = in.ops[i].kind == Opnd::Kind::addr;
     const bool want_addr = in.op == k_tstore ? i < 2 : (in.op == k_tload ? i < 3 : (i < 2 || (i == 3 && mb)));
     if (i < nops && is_addr != want_addr)
-      d.error("operand " + std::to_string(i + 1) + " of '" + d.ai.opcode + "' must " + (want_addr ? "" : "not ") +
-              "be an address");
+      d.error("operand " + std::to_string(i + 1) + " of '" + d.ai.opcode + "' must " +
+              (want_addr ? "" : "not ") + "be an address");
   }
   if (tensor) {
     const Opnd& t = in.ops[in.op == k_tload ? 1 : 0];

@@ -34,7 +34,8 @@ void mapa(Warp& w, const Inst& in, uint32_t act) {
     uint64_t base = 0;
     if (in.space == Space::generic) { // generic mapa: a and d are generic addresses
       if (a - kSharedWindow >= kWindowSize) {
-        report(w, l, HazardKind::out_of_bounds, "mapa of generic address " + hex(a) + ", not a shared address");
+        report(w, l, HazardKind::out_of_bounds,
+               "mapa of generic address " + hex(a) + ", not a shared address");
         write(w, in.ops[0], l, 0);
         return;
       }

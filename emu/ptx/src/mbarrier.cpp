@@ -2,12 +2,12 @@
 // ptx-emulation.md 2.10): init, inval, arrive (count, state or `_`, remote on shared::cluster), arrive_drop,
 // expect_tx, complete_tx, test_wait / try_wait (state or parity), pending_count.
 //
-// State: pending arrivals, expected count, tx-count and phase live in Cta::mbars (keyed by shared offset); the
-// 8 bytes in shared memory hold an image of it, rewritten by every operation: bits 0-19 pending, 20-39
+// State: pending arrivals, expected count, tx-count and phase live in Cta::mbars (keyed by shared offset);
+// the 8 bytes in shared memory hold an image of it, rewritten by every operation: bits 0-19 pending, 20-39
 // expected, 40-61 tx-count (22-bit two's complement), 62 valid, 63 phase parity. A plain store over a live
 // mbarrier is noticed at its next use. A phase may complete once pending = 0 and tx = 0; it completes as late
-// as is legal, at the next operation on the mbarrier (a wait, or an arrival that belongs to the next phase) or
-// at the end of the cluster: the copies that signal it land (their data is written) at that moment, then
+// as is legal, at the next operation on the mbarrier (a wait, or an arrival that belongs to the next phase)
+// or at the end of the cluster: the copies that signal it land (their data is written) at that moment, then
 // pending = expected, tx = 0, phase + 1. A thread that reads a copy's destination without waiting thus sees
 // stale bytes.
 // State tokens (arrive's result) are (pending after the arrive << 32) | phase index arrived on.
@@ -58,7 +58,8 @@ Mbar* mbarrier_at(Warp& w, unsigned l, Space sp, uint64_t addr, int kind, Cta*& 
   const bool init = kind == 0;
   if (sp == Space::generic) {
     if (addr - kSharedWindow >= kWindowSize) {
-      report(w, l, HazardKind::out_of_bounds, "mbarrier operation on " + hex(addr) + ", not a shared address");
+      report(w, l, HazardKind::out_of_bounds,
+             "mbarrier operation on " + hex(addr) + ", not a shared address");
       return nullptr;
     }
     addr -= kSharedWindow;
@@ -196,8 +197,7 @@ void mb_handler(Warp& w, const Inst& in, uint32_t act) {
       if (m.valid)
         report(w, l, HazardKind::mbarrier, where(*t, off, w) + " initialised again without mbarrier.inval");
       if (n < 1 || n > uint64_t(kTxLimit))
-        report(w, l, HazardKind::mbarrier,
-               "mbarrier.init count " + std::to_string(n) + " outside 1..2^20-1");
+        report(w, l, HazardKind::mbarrier, "mbarrier.init count " + std::to_string(n) + " outside 1..2^20-1");
       if (!m.landings.empty())
         report(w, l, HazardKind::mbarrier, where(*t, off, w) + " initialised while copies are still landing");
       m = Mbar{};
@@ -212,7 +212,8 @@ void mb_handler(Warp& w, const Inst& in, uint32_t act) {
     case m_inval:
       if (!m.landings.empty() || m.tx != 0)
         report(w, l, HazardKind::mbarrier,
-               where(*t, off, w) + " invalidated while " + std::to_string(m.tx) + " transaction bytes are pending");
+               where(*t, off, w) + " invalidated while " + std::to_string(m.tx) +
+                   " transaction bytes are pending");
       m.valid = false;
       m.landings.clear();
       store_image(*t, off, m);
@@ -243,14 +244,15 @@ void mb_handler(Warp& w, const Inst& in, uint32_t act) {
       const uint32_t phase = m.phase;
       if (count == 0 || count > m.pending) {
         report(w, l, HazardKind::mbarrier,
-               where(*t, off, w) + ": arrive count overflow: " + std::to_string(count) + " arrival(s) on phase " +
-                   std::to_string(m.phase) + " with " + std::to_string(m.pending) + " of " +
-                   std::to_string(m.expected) + " pending");
+               where(*t, off, w) + ": arrive count overflow: " + std::to_string(count) +
+                   " arrival(s) on phase " + std::to_string(m.phase) + " with " + std::to_string(m.pending) +
+                   " of " + std::to_string(m.expected) + " pending");
         count = m.pending;
       }
       if (in.op2 & 2) {
         if (count > m.expected)
-          report(w, l, HazardKind::mbarrier, where(*t, off, w) + ": arrive_drop below an expected count of 0");
+          report(w, l, HazardKind::mbarrier,
+                 where(*t, off, w) + ": arrive_drop below an expected count of 0");
         m.expected -= std::min(count, m.expected);
       }
       m.pending -= count;
@@ -299,8 +301,9 @@ void mbarrier_exit_checks(Cluster& cl) {
         mbarrier_complete_phase(w, *t, off, m);
       if (!m.valid || (m.tx == 0 && m.landings.empty()))
         continue;
-      std::string what = m.tx > 0 ? std::to_string(m.tx) + " transaction bytes expected (expect_tx) never arrived"
-                                  : std::to_string(-m.tx) + " bytes arrived that no expect_tx announced";
+      std::string what = m.tx > 0
+                             ? std::to_string(m.tx) + " transaction bytes expected (expect_tx) never arrived"
+                             : std::to_string(-m.tx) + " bytes arrived that no expect_tx announced";
       if (!m.landings.empty())
         what += "; " + std::to_string(m.landings.size()) + " copies never landed";
       report(w, m.thread % 32, HazardKind::mbarrier,
@@ -315,15 +318,17 @@ void decode_mbarrier(Decoder& d) {
     d.error("mbarrier needs sm_80");
   d.take_any({"release", "relaxed", "acquire", "cta", "cluster"});
   const bool cl_space = d.take("shared::cluster");
-  in.space = cl_space ? Space::shared_cluster : (d.take("shared") || d.take("shared::cta")) ? Space::shared
-                                                                                            : Space::generic;
+  in.space = cl_space                                      ? Space::shared_cluster
+             : (d.take("shared") || d.take("shared::cta")) ? Space::shared
+                                                           : Space::generic;
   auto b64 = [&] {
     if (d.take_type() != Ty::b64)
       d.error("mbarrier needs .b64");
   };
   auto local_only = [&] {
     if (cl_space)
-      d.error("'" + d.ai.opcode + "' does not take .shared::cluster (only arrive, expect_tx and complete_tx do)");
+      d.error("'" + d.ai.opcode +
+              "' does not take .shared::cluster (only arrive, expect_tx and complete_tx do)");
   };
   in.fn = &mb_handler;
   if (d.take("init")) {

@@ -1,11 +1,12 @@
 // setmaxnreg.{inc,dec}.sync.aligned.u32 N (#miscellaneous-instructions-setmaxnreg; shared/notes/
 // ptx-emulation.md 2.11): N in 24..256, a multiple of 8 (checked at load). The emulator's registers do not
 // change; the register budget is accounted per CTA: every warp starts with the per-thread count a CTA of this
-// size gets when it has the SM's 64K registers to itself, min(255, 65536 / threads rounded up to 128), rounded
-// down to a multiple of 8 (168 for 384 threads, what ptxas gives a .maxntid 384 .minnctapersm 1 kernel), and
-// the sum over the CTA's live warps of (registers x 32) must stay within 65536. .inc waits (parks) until the
-// pool has the registers, as the ISA says; if it can never get them the standstill is reported as
-// register_budget. .dec above / .inc below the current count is reported too (undefined in the ISA).
+// size gets when it has the SM's 64K registers to itself, min(255, 65536 / threads rounded up to 128),
+// rounded down to a multiple of 8 (168 for 384 threads, what ptxas gives a .maxntid 384 .minnctapersm 1
+// kernel), and the sum over the CTA's live warps of (registers x 32) must stay within 65536. .inc waits
+// (parks) until the pool has the registers, as the ISA says; if it can never get them the standstill is
+// reported as register_budget. .dec above / .inc below the current count is reported too (undefined in the
+// ISA).
 #include "ops_common.h"
 
 namespace isatune::emu::ptx {
@@ -50,9 +51,10 @@ void setmaxnreg(Warp& w, const Inst& in, uint32_t act) {
 
 // The budget message for a deadlock of setmaxnreg.inc (cta.cpp).
 std::string register_budget_message(const Cta& c, const Warp& w, const Inst& in) {
-  return "setmaxnreg.inc to " + std::to_string(in.ops[0].imm) + " registers can never be granted: the CTA's other warps hold " +
-         std::to_string(used(c, &w)) + " of " + std::to_string(kPool) + " registers (warp " +
-         std::to_string(w.index) + " holds " + std::to_string(w.nreg) + " per thread)";
+  return "setmaxnreg.inc to " + std::to_string(in.ops[0].imm) +
+         " registers can never be granted: the CTA's other warps hold " + std::to_string(used(c, &w)) +
+         " of " + std::to_string(kPool) + " registers (warp " + std::to_string(w.index) + " holds " +
+         std::to_string(w.nreg) + " per thread)";
 }
 
 uint32_t initial_registers(uint32_t threads) {
