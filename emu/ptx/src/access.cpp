@@ -31,9 +31,10 @@ bool Cluster::ordered(uint32_t rank_a, uint32_t t_a, uint32_t time_a, uint32_t r
   return time_a < xsync[size_t(ga) * nwarps() + gb];
 }
 
-// The race and initialisation shadow of CTA `tc`'s shared bytes, for an access by lane `lane` of `w` (which may
-// belong to another CTA of the cluster: distributed shared memory).
-void shared_shadow(Warp& w, unsigned lane, Cta& tc, uint32_t addr, unsigned bytes, bool is_write, bool atomic) {
+// The race and initialisation shadow of CTA `tc`'s shared bytes, for an access by lane `lane` of `w` (which
+// may belong to another CTA of the cluster: distributed shared memory).
+void shared_shadow(Warp& w, unsigned lane, Cta& tc, uint32_t addr, unsigned bytes, bool is_write,
+                   bool atomic) {
   Cta& c = *w.cta;
   const Cluster& cl = *c.cluster;
   const Launch& L = *c.launch;
@@ -122,14 +123,17 @@ void async_checks(Warp& w, unsigned lane, Cta& tc, uint32_t addr, unsigned bytes
              std::string("write to ") + where + " that " + copy +
                  " still has to read (wait for it with cp.async.bulk.wait_group.read first)");
     else
-      report(w, lane, HazardKind::async_pending,
-             std::string(is_write ? "write to " : "read of ") + where + " that " + copy +
-                 " has not written yet: the phase of the mbarrier at shared 0x" + [&] {
-                   char b[16];
-                   std::snprintf(b, sizeof b, "%x", r.mbar);
-                   return std::string(b);
-                 }() + " it completes has not completed (wait on the mbarrier first)" +
-                 (is_write ? "" : "; the data read is stale"));
+      report(
+          w, lane, HazardKind::async_pending,
+          std::string(is_write ? "write to " : "read of ") + where + " that " + copy +
+              " has not written yet: the phase of the mbarrier at shared 0x" +
+              [&] {
+                char b[16];
+                std::snprintf(b, sizeof b, "%x", r.mbar);
+                return std::string(b);
+              }() +
+              " it completes has not completed (wait on the mbarrier first)" +
+              (is_write ? "" : "; the data read is stale"));
     return;
   }
 }

@@ -196,8 +196,15 @@ std::string describe_park(const Warp& w, unsigned lane) {
   return s + at;
 }
 
-void decode_cluster(Decoder& d) {
+void decode_mbarrier(Decoder& d);   // mbarrier.cpp
+void decode_setmaxnreg(Decoder& d); // setmaxnreg.cpp
+
+void decode_sm90(Decoder& d) {
   const std::string& m = d.ai.mnemonic;
+  if (m == "mbarrier")
+    return decode_mbarrier(d);
+  if (m == "setmaxnreg")
+    return decode_setmaxnreg(d);
   Inst& in = d.in;
   if (d.sm < 90)
     d.error("'" + d.ai.opcode + "' needs sm_90");

@@ -405,7 +405,8 @@ std::string describe_waits(Cta& c) {
     }
     uint32_t other = w.live & ~w.barm & ~w.parkm;
     if (other)
-      s += " lanes " + lanes_str(other) + (w.collm & other ? " at a warp collective or elsewhere" : " elsewhere");
+      s += " lanes " + lanes_str(other) +
+           (w.collm & other ? " at a warp collective or elsewhere" : " elsewhere");
   }
   return s;
 }
@@ -508,7 +509,8 @@ void run_cluster(Cluster& cl) {
       report(*first, l, HazardKind::register_budget,
              register_budget_message(*first->cta, *first, *first->cur) + "; " + all);
     else
-      report(*first, l, HazardKind::deadlock, "every remaining thread waits and nothing can complete: " + all);
+      report(*first, l, HazardKind::deadlock,
+             "every remaining thread waits and nothing can complete: " + all);
     if (parked) // waits on other CTAs' progress: the launch cannot finish
       cl.launch->stop = true;
     break;

@@ -56,10 +56,8 @@ void decode_mov(Decoder& d);     // mov
 void decode_memory(Decoder& d);  // ld ldu st atom red prefetch
 void decode_warp(Decoder& d);    // shfl vote match redux activemask elect bar.warp
 void decode_control(Decoder& d); // bra call ret exit trap bar barrier membar fence nanosleep brkpt pmevent
-void decode_cluster(Decoder& d);    // mapa getctarank barrier.cluster
-void decode_mbarrier(Decoder& d);   // mbarrier.*
-void decode_cp_bulk(Decoder& d);    // cp.async.bulk{.tensor}.* (cp.reduce.async.bulk: not yet)
-void decode_setmaxnreg(Decoder& d); // setmaxnreg
+void decode_sm90(Decoder& d);    // mapa getctarank mbarrier setmaxnreg barrier.cluster
+void decode_cp_bulk(Decoder& d); // cp.async.bulk{.tensor}.* (cp.reduce.async.bulk: not yet)
 
 // Calls of the CUDA runtime's device functions (ops_control.cpp): __assertfail stops the launch with the
 // assertion's message; vprintf prints nothing and returns 0.

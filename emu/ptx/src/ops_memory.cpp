@@ -213,7 +213,9 @@ void decode_memory(Decoder& d) {
     if (in.space == Space::const_ && m == "st")
       d.error("st to .const");
     in.fn = m == "st" ? &st : &ld;
-    in.cost = in.space == Space::shared || in.space == Space::shared_cluster ? 2 : in.space == Space::param || in.space == Space::local ? 1 : 8;
+    in.cost = in.space == Space::shared || in.space == Space::shared_cluster ? 2
+              : in.space == Space::param || in.space == Space::local         ? 1
+                                                                             : 8;
     if (m == "st")
       d.float_imm(1, in.type);
     d.finish();

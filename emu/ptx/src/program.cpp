@@ -69,9 +69,8 @@ const std::unordered_map<std::string, DecodeFn>& table() {
       {"call", decode_control},    {"ret", decode_control},     {"exit", decode_control},
       {"trap", decode_control},    {"bar", decode_control},     {"barrier", decode_control},
       {"membar", decode_control},  {"fence", decode_control},   {"nanosleep", decode_control},
-      {"brkpt", decode_control},   {"pmevent", decode_control},
-      {"mapa", decode_cluster},    {"getctarank", decode_cluster},
-      {"mbarrier", decode_mbarrier}, {"setmaxnreg", decode_setmaxnreg},
+      {"brkpt", decode_control},   {"pmevent", decode_control}, {"mapa", decode_sm90},
+      {"getctarank", decode_sm90}, {"mbarrier", decode_sm90},   {"setmaxnreg", decode_sm90},
   };
   return t;
 }

@@ -57,8 +57,8 @@ inline uint64_t width_mask(unsigned bits) {
 // Rounding modifiers (#floating-point-instructions, #data-movement-and-conversion-instructions-cvt).
 enum class Rnd : uint8_t { none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi };
 
-// shared_cluster: .shared::cluster (an address of this CTA's or another cluster CTA's shared memory; cluster.cpp
-// documents the encoding).
+// shared_cluster: .shared::cluster (an address of this CTA's or another cluster CTA's shared memory;
+// cluster.cpp documents the encoding).
 enum class Space : uint8_t { generic, global, shared, local, param, const_, shared_cluster };
 
 // Generic-address windows (cvta): global addresses are the device allocations (emu/common/memory.h);
@@ -96,8 +96,8 @@ enum class Sync : uint8_t {
   call,
   ret,
   exit,
-  wait, // may park lanes until a cluster-wide event (mbarrier phase, barrier.cluster, setmaxnreg): the handler
-        // sets Warp::park for the lanes that must wait (cta.cpp)
+  wait, // may park lanes until a cluster-wide event (mbarrier phase, barrier.cluster, setmaxnreg): the
+        // handler sets Warp::park for the lanes that must wait (cta.cpp)
 };
 
 struct CallCopy {

@@ -79,11 +79,12 @@ struct Warp {
   const Inst* cur = nullptr; // the instruction executing, for reports
   // Sync::wait (cluster.cpp): lanes parked until a cluster-wide event, what they wait for, and lanes whose
   // next wait gives up (try_wait's time limit) because nothing else could run.
-  uint32_t park = 0;      // set by a Sync::wait handler: lanes that must park
-  uint32_t parkm = 0;     // parked lanes
+  uint32_t park = 0;  // set by a Sync::wait handler: lanes that must park
+  uint32_t parkm = 0; // parked lanes
   uint32_t timeout = 0;
   uint32_t park_what[32] = {}; // mbarrier: shared::cluster address; barrier.cluster: ~0u; setmaxnreg: ~1u
-  // barrier.cluster: lanes arrived in the current phase, the phase each lane arrived in, the last arrival time.
+  // barrier.cluster: lanes arrived in the current phase, the phase each lane arrived in, the last arrival
+  // time.
   uint32_t cl_arrived = 0;
   uint32_t cl_wait = 0; // lanes that arrived and have not yet completed their wait
   uint32_t cl_phase[32] = {};
@@ -175,9 +176,9 @@ struct Cluster {
   // xsync[a * N + b]: accesses of cluster warp a (rank * wpc + warp) before this time are ordered before
   // the later accesses of cluster warp b.
   std::vector<uint32_t> xsync;
-  uint64_t version = 0;        // changes of waitable state (arrivals, phases, exits, register releases)
-  uint64_t forced = ~0ull;     // version at the last forced try_wait time-out
-  uint32_t bar_phase = 0;      // barrier.cluster phases completed
+  uint64_t version = 0;              // changes of waitable state (arrivals, phases, exits, register releases)
+  uint64_t forced = ~0ull;           // version at the last forced try_wait time-out
+  uint32_t bar_phase = 0;            // barrier.cluster phases completed
   std::vector<uint32_t> bar_release; // per cluster warp: its arrival time in the last completed phase
 
   uint32_t nwarps() const { return wpc * uint32_t(ctas.size()); }
@@ -205,7 +206,8 @@ std::string describe_park(const Warp& w, unsigned lane);
 // reporting an out-of-bounds access (cluster.cpp documents the encoding).
 Cta* shared_target(Warp& w, unsigned lane, Space space, uint64_t addr, unsigned bytes, uint32_t& offset);
 // Shared-memory race shadow for an access by (w, lane) to `bytes` at `offset` of CTA `t` (access.cpp).
-void shared_shadow(Warp& w, unsigned lane, Cta& t, uint32_t offset, unsigned bytes, bool is_write, bool atomic);
+void shared_shadow(Warp& w, unsigned lane, Cta& t, uint32_t offset, unsigned bytes, bool is_write,
+                   bool atomic);
 // Asynchronous-copy checks for a generic-proxy access of shared bytes (access.cpp).
 void async_checks(Warp& w, unsigned lane, Cta& t, uint32_t offset, unsigned bytes, bool is_write);
 
