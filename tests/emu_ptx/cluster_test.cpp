@@ -207,4 +207,103 @@ SKIP:
   }
 }
 
+// Bulk shared -> shared::cluster copies: each CTA sends its buffer to the next rank's, completing the
+// receiver's mbarrier (mapa for both addresses); the receiver waits on its own mbarrier.
+std::string s2s_kernel() {
+  return header() + R"(
+.visible .entry s2s(.param .u64 in, .param .u64 out, .param .u32 bytes)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<24>;
+  .reg .b64 %rd<12>;
+  .shared .align 128 .b8 src[4096];
+  .shared .align 128 .b8 dst[4096];
+  .shared .align 8 .b64 bar;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, bar;
+  ld.param.u32 %r5, [bytes];
+  mov.u32 %r12, %cluster_ctarank;
+  mov.u32 %r13, %cluster_nctarank;
+  mov.u32 %r14, %ctaid.x;
+  setp.eq.u32 %p1, %r1, 0;
+  @%p1 mbarrier.init.shared::cta.b64 [%r3], 1;
+  @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r3], %r5;
+  fence.mbarrier_init.release.cluster;
+  ld.param.u64 %rd1, [in];
+  mul.wide.u32 %rd2, %r14, %r5;
+  add.s64 %rd1, %rd1, %rd2;
+  shl.b32 %r8, %r1, 2;
+FILL:
+  setp.ge.u32 %p3, %r8, %r5;
+  @%p3 bra SEND;
+  cvt.u64.u32 %rd3, %r8;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r10, [%rd4];
+  mov.u32 %r9, src;
+  add.u32 %r9, %r9, %r8;
+  st.shared.u32 [%r9], %r10;
+  shl.b32 %r11, %r2, 2;
+  add.u32 %r8, %r8, %r11;
+  bra FILL;
+SEND:
+  fence.proxy.async.shared::cta;
+  barrier.cluster.arrive.release.aligned;
+  barrier.cluster.wait.acquire.aligned;
+  @!%p1 bra WAIT;
+  add.u32 %r15, %r12, 1;
+  rem.u32 %r15, %r15, %r13;
+  mov.u32 %r16, dst;
+  mapa.shared::cluster.u32 %r17, %r16, %r15;
+  mapa.shared::cluster.u32 %r18, %r3, %r15;
+  mov.u32 %r19, src;
+  cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r17], [%r19], %r5, [%r18];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r3], 0;
+  @!%p2 bra WAIT;
+  ld.param.u64 %rd5, [out];
+  add.s64 %rd5, %rd5, %rd2;
+  shl.b32 %r8, %r1, 2;
+COPY:
+  setp.ge.u32 %p3, %r8, %r5;
+  @%p3 bra END;
+  mov.u32 %r9, dst;
+  add.u32 %r9, %r9, %r8;
+  ld.shared.u32 %r10, [%r9];
+  cvt.u64.u32 %rd3, %r8;
+  add.s64 %rd4, %rd5, %rd3;
+  st.global.u32 [%rd4], %r10;
+  shl.b32 %r11, %r2, 2;
+  add.u32 %r8, %r8, %r11;
+  bra COPY;
+END:
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  ret;
+}
+)";
+}
+
+TEST(EmuPtxCluster, BulkSharedToPeerShared) {
+  expect_ptxas_accepts(s2s_kernel());
+  for (auto sched : {eptx::Scheduler::lockstep, eptx::Scheduler::adversarial})
+    for (uint32_t n : {2u, 4u}) {
+      eptx::PtxEmuOptions o;
+      o.scheduler = sched;
+      Runner r(o);
+      r.load(s2s_kernel());
+      const uint32_t bytes = 16 * (1 + rand_u32() % 256), ctas = 2 * n;
+      auto in = random_vec<uint32_t>(size_t(ctas) * bytes / 4, [] { return rand_u32() | 1; });
+      uint64_t pi = r.upload(in), po = r.upload(std::vector<uint32_t>(in.size()));
+      r.launch("s2s", {ctas, 1, 1}, {64, 1, 1}, Runner::Args().add(pi).add(po).add(bytes), 0, {n, 1, 1});
+      EXPECT_TRUE(r.reports().empty()) << r.all_reports();
+      auto out = r.download<uint32_t>(po, in.size());
+      for (uint32_t c = 0; c < ctas; ++c) {
+        const uint32_t from = c - c % n + (c % n + n - 1) % n; // the previous rank sent to c
+        for (uint32_t k = 0; k < bytes / 4; ++k)
+          ASSERT_EQ(out[size_t(c) * bytes / 4 + k], in[size_t(from) * bytes / 4 + k]) << "CTA " << c;
+      }
+    }
+}
+
 } // namespace

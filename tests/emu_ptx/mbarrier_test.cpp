@@ -317,7 +317,9 @@ TEST(EmuPtxMbarrier, GemmFixtureProtocolWithoutWgmma) {
     args.bytes.insert(args.bytes.end(), tb.bytes.begin(), tb.bytes.end());
     args.add(pc).add(M).add(N).add(K).add(ldc);
     const uint32_t gx = 2 * (((M + 127) / 128 + 1) / 2), gy = (N + 127) / 128;
-    r.launch("gemm_bf16_ws_sm90a", {gx, gy, 1}, {384, 1, 1}, args, 99376, {2, 1, 1});
+    // The correct kernel without a cluster in the launch: .reqnctapercluster 2,1,1 gives it its clusters.
+    r.launch("gemm_bf16_ws_sm90a", {gx, gy, 1}, {384, 1, 1}, args, 99376,
+             wrong ? isatune::loader::Dim3{2, 1, 1} : isatune::loader::Dim3{});
     if (wrong) {
       const HazardReport* h = r.find(HazardKind::deadlock);
       ASSERT_NE(h, nullptr) << r.all_reports();

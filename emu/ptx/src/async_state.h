@@ -32,6 +32,7 @@ struct Mbar {
   uint64_t image = 0;
   uint32_t pc = 0; // the last instruction that changed it, and by whom (exit-time reports)
   uint16_t thread = 0;
+  uint8_t rank = 0;
   // Happens-before: (cluster warp, time) of the arrivals of the current phase, and of the last completed one
   // (a successful wait acquires those).
   std::vector<std::pair<uint32_t, uint32_t>> release, last_release;

@@ -209,7 +209,13 @@ void PtxEmuDevice::launch(loader::Function& function, const loader::LaunchConfig
   if (!f)
     throw InputError("emu: the function was not loaded by this PTX emulator device");
   const Program& prog = *f->prog;
-  const auto g = config.grid, b = config.block, cl = config.cluster;
+  const auto g = config.grid, b = config.block;
+  auto cl = config.cluster;
+  // A launch without a cluster runs a kernel compiled with .reqnctapercluster in clusters of that shape (as the
+  // CUDA driver does for __cluster_dims__).
+  if (cl.x * cl.y * cl.z == 1 && prog.reqnctapercluster[0])
+    cl = {prog.reqnctapercluster[0], std::max(1u, prog.reqnctapercluster[1]),
+          std::max(1u, prog.reqnctapercluster[2])};
   const std::string k = "emu: kernel '" + prog.name + "': ";
   if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z || !cl.x || !cl.y || !cl.z)
     throw InputError(k + "grid, block and cluster sizes must be at least 1");

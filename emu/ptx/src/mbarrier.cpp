@@ -87,6 +87,7 @@ Mbar* mbarrier_at(Warp& w, unsigned l, Space sp, uint64_t addr, int kind, Cta*& 
   shared_shadow(w, l, *t, off, 8, true, kind == 2);
   m.pc = w.cur->index;
   m.thread = uint16_t(w.index * 32 + l);
+  m.rank = uint8_t(w.cta->rank);
   return &m;
 }
 
@@ -205,6 +206,7 @@ void mb_handler(Warp& w, const Inst& in, uint32_t act) {
       m.expected = m.pending = uint32_t(std::clamp<uint64_t>(n, 1, kTxLimit));
       m.pc = in.index;
       m.thread = uint16_t(w.index * 32 + l);
+      m.rank = uint8_t(c.rank);
       store_image(*t, off, m);
       ++cl.version;
       break;
@@ -295,7 +297,7 @@ void mb_handler(Warp& w, const Inst& in, uint32_t act) {
 void mbarrier_exit_checks(Cluster& cl) {
   for (Cta* t : cl.ctas)
     for (auto& [off, m] : t->mbars) {
-      Warp& w = t->warps[m.thread / 32];
+      Warp& w = cl.ctas[m.rank]->warps[m.thread / 32]; // the thread that last used it
       w.cur = &t->launch->prog->code[m.pc];
       if (m.valid && m.ready) // a phase nobody waited for completes now
         mbarrier_complete_phase(w, *t, off, m);
@@ -307,7 +309,7 @@ void mbarrier_exit_checks(Cluster& cl) {
       if (!m.landings.empty())
         what += "; " + std::to_string(m.landings.size()) + " copies never landed";
       report(w, m.thread % 32, HazardKind::mbarrier,
-             "at exit the mbarrier at shared " + hex(off) + " is in phase " + std::to_string(m.phase) +
+             "at exit the " + where(*t, off, w) + " is in phase " + std::to_string(m.phase) +
                  " with tx-count " + std::to_string(m.tx) + ": " + what);
     }
 }
