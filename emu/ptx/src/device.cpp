@@ -211,8 +211,8 @@ void PtxEmuDevice::launch(loader::Function& function, const loader::LaunchConfig
   const Program& prog = *f->prog;
   const auto g = config.grid, b = config.block;
   auto cl = config.cluster;
-  // A launch without a cluster runs a kernel compiled with .reqnctapercluster in clusters of that shape (as the
-  // CUDA driver does for __cluster_dims__).
+  // A launch without a cluster runs a kernel compiled with .reqnctapercluster in clusters of that shape (as
+  // the CUDA driver does for __cluster_dims__).
   if (cl.x * cl.y * cl.z == 1 && prog.reqnctapercluster[0])
     cl = {prog.reqnctapercluster[0], std::max(1u, prog.reqnctapercluster[1]),
           std::max(1u, prog.reqnctapercluster[2])};
