@@ -306,4 +306,74 @@ TEST(EmuPtxCluster, BulkSharedToPeerShared) {
     }
 }
 
+// Remote atomics: every thread of the cluster adds its value to a counter in rank 0's shared memory
+// (red.shared::cluster) and takes a ticket from rank n-1's (atom.shared::cluster); rank 0 reports the sum and
+// rank n-1 the number of tickets.
+std::string atomics_kernel() {
+  return header() + R"(
+.visible .entry atoms(.param .u64 in, .param .u64 out)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<24>;
+  .reg .b64 %rd<8>;
+  .shared .align 4 .b32 cnt[2];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mad.lo.u32 %r4, %r2, %r3, %r1;
+  mov.u32 %r5, cnt;
+  setp.eq.u32 %p1, %r1, 0;
+  @%p1 st.shared.v2.u32 [%r5], {0, 0};
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  ld.param.u64 %rd1, [in];
+  mul.wide.u32 %rd2, %r4, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  ld.global.u32 %r6, [%rd3];
+  mov.u32 %r7, %cluster_nctarank;
+  sub.u32 %r8, %r7, 1;
+  mov.u32 %r9, 0;
+  mapa.shared::cluster.u32 %r10, %r5, %r9;
+  red.shared::cluster.add.u32 [%r10], %r6;
+  add.u32 %r11, %r5, 4;
+  mapa.shared::cluster.u32 %r12, %r11, %r8;
+  atom.shared::cluster.add.u32 %r13, [%r12], 1;
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  @!%p1 bra END;
+  ld.shared.v2.u32 {%r14, %r15}, [%r5];
+  ld.param.u64 %rd4, [out];
+  mul.wide.u32 %rd5, %r2, 8;
+  add.s64 %rd4, %rd4, %rd5;
+  st.global.v2.u32 [%rd4], {%r14, %r15};
+END:
+  ret;
+}
+)";
+}
+
+TEST(EmuPtxCluster, RemoteAtomics) {
+  expect_ptxas_accepts(atomics_kernel());
+  for (auto sched : {eptx::Scheduler::lockstep, eptx::Scheduler::adversarial}) {
+    eptx::PtxEmuOptions o;
+    o.scheduler = sched;
+    Runner r(o);
+    r.load(atomics_kernel());
+    const uint32_t n = 4, ctas = 8, T = 32 + rand_u32() % 100;
+    auto in = random_vec<uint32_t>(size_t(ctas) * T, [] { return rand_u32() % 1000 + 1; });
+    uint64_t pi = r.upload(in), po = r.upload(std::vector<uint32_t>(2 * ctas));
+    r.launch("atoms", {ctas, 1, 1}, {T, 1, 1}, Runner::Args().add(pi).add(po), 0, {n, 1, 1});
+    EXPECT_TRUE(r.reports().empty()) << r.all_reports();
+    auto out = r.download<uint32_t>(po, 2 * ctas);
+    for (uint32_t c = 0; c < ctas; c += n) {
+      uint32_t sum = 0;
+      for (uint32_t k = c * T; k < (c + n) * T; ++k)
+        sum += in[k];
+      EXPECT_EQ(out[2 * c], sum) << "cluster " << c / n;
+      EXPECT_EQ(out[2 * (c + n - 1) + 1], n * T) << "cluster " << c / n;
+      EXPECT_EQ(out[2 * (c + 1)], 0u);
+    }
+  }
+}
+
 } // namespace
