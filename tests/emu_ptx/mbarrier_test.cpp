@@ -265,8 +265,9 @@ TEST(EmuPtxSetmaxnreg, BudgetOfTheCta) {
 // The sm_90a GEMM fixture's protocol (2-CTA cluster, mbarrier full/empty rings, TMA with multicast, remote
 // arrives through mapa, setmaxnreg, barrier.cluster) with its wgmma lines removed (another part of the
 // emulator runs wgmma): every one of its cluster / mbarrier / TMA / setmaxnreg forms decodes, the pipeline
-// runs through 5 k-tiles (the 3-stage ring wraps) without a report, and the epilogue stores the (zero)
-// accumulators inside M x N only. The same with an expect_tx 16 bytes too large: a deadlock.
+// runs through 5 k-tiles (the 3-stage ring wraps) without a report under both schedulers, and the epilogue
+// stores the (zero) accumulators inside M x N only. The same with an expect_tx 16 bytes too large: a
+// deadlock.
 std::string fixture_without_wgmma(bool wrong_tx) {
   std::ifstream f(std::string(ISATUNE_FIXTURES_DIR) + "/ptx/cuda/gemm_bf16_ws_sm90a.sm_90a.ptx");
   std::stringstream ss;
@@ -285,13 +286,16 @@ std::string fixture_without_wgmma(bool wrong_tx) {
 }
 
 TEST(EmuPtxMbarrier, GemmFixtureProtocolWithoutWgmma) {
-  for (bool wrong : {false, true}) {
+  for (int run = 0; run < 3; ++run) {
+    const bool wrong = run == 2;
     std::string ptx = fixture_without_wgmma(wrong);
     ASSERT_NE(ptx.find("mbarrier.try_wait.parity"), std::string::npos) << "fixture missing";
     ASSERT_EQ(ptx.find("wgmma."), std::string::npos);
-    if (!wrong)
+    if (run == 0)
       expect_ptxas_accepts(ptx);
-    Runner r;
+    eptx::PtxEmuOptions o;
+    o.scheduler = run == 1 ? eptx::Scheduler::adversarial : eptx::Scheduler::lockstep;
+    Runner r(o);
     r.load(ptx);
     const uint32_t M = 129 + rand_u32() % 100, N = 65 + rand_u32() % 60, K = 257 + rand_u32() % 60;
     const uint32_t lda = (K + 7) / 8 * 8, ldc = N + 3;
