@@ -129,7 +129,8 @@ TEST(EmuPtxMbarrier, PhaseSemantics) {
 }
 
 // Misuse, one kernel per mode: 0 arrive count overflow (a second arrival on a count-1 phase still waiting for
-// its bytes), 1 use before init, 2 a plain store over a live mbarrier, 3 a count larger than pending.
+// its bytes), 1 use before init, 2 a plain store over a live mbarrier, 3 a count larger than pending, 4 a
+// phase still waiting for 16 of its expected bytes when the kernel ends.
 std::string misuse_kernel() {
   return header() + R"(
 .visible .entry bad(.param .u32 mode)
@@ -163,7 +164,13 @@ M2:
   @%p0 mbarrier.arrive.shared::cta.b64 %rd1, [%r3];
   ret;
 M3:
+  setp.eq.u32 %p5, %r2, 3;
+  @!%p5 bra M4;
   @%p0 mbarrier.arrive.shared::cta.b64 %rd1, [%r3], 2;
+  ret;
+M4:
+  @%p0 mbarrier.arrive.expect_tx.shared::cta.b64 %rd1, [%r3], 32;
+  @%p1 mbarrier.complete_tx.shared::cta.b64 [%r3], 16;
   ret;
 NOINIT:
   @%p0 mbarrier.arrive.shared::cta.b64 %rd1, [%r3];
@@ -175,8 +182,8 @@ NOINIT:
 TEST(EmuPtxMbarrier, MisuseReported) {
   expect_ptxas_accepts(misuse_kernel());
   const char* want[] = {"arrive count overflow", "before mbarrier.init", "overwritten by a plain store",
-                        "arrive count overflow"};
-  for (uint32_t mode = 0; mode < 4; ++mode) {
+                        "arrive count overflow", "16 transaction bytes expected (expect_tx) never arrived"};
+  for (uint32_t mode = 0; mode < 5; ++mode) {
     Runner r;
     r.load(misuse_kernel());
     r.launch("bad", {1, 1, 1}, {64, 1, 1}, Runner::Args().add(mode));
