@@ -484,6 +484,12 @@ void run_cluster(Cluster& cl) {
     // first (mbarrier / barrier.cluster / setmaxnreg), else a lane at a CTA barrier.
     Warp* first = nullptr;
     bool parked = false;
+    for (Cta* c : cl.ctas) // a setmaxnreg.inc that can never be granted is the cause when there is one
+      for (Warp& w : c->warps)
+        for_lanes(w.parkm, [&](unsigned k) {
+          if (!first && w.park_what[k] == ~1u)
+            first = &w, parked = true;
+        });
     for (Cta* c : cl.ctas)
       for (Warp& w : c->warps)
         if (!first && w.live && w.parkm)
@@ -502,7 +508,11 @@ void run_cluster(Cluster& cl) {
       if (!d.empty())
         all += (all.empty() ? "" : "; ") + d;
     }
-    const uint32_t lm = parked ? first->parkm : first->barm ? first->barm : first->live;
+    uint32_t lm = parked ? first->parkm : first->barm ? first->barm : first->live;
+    for_lanes(first->parkm, [&](unsigned k) {
+      if (first->park_what[k] == ~1u)
+        lm = 1u << k;
+    });
     unsigned l = unsigned(std::countr_zero(lm));
     first->cur = &L.prog->code[first->pc[l]];
     if (parked && first->park_what[l] == ~1u)
