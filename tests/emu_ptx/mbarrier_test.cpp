@@ -220,6 +220,33 @@ TEST(EmuPtxMbarrier, InvalidFormsRejectedAtLoad) {
   }
 }
 
+// Prefetches are hints: they load and run with no effect (and no report).
+TEST(EmuPtxMbarrier, BulkPrefetchesAccepted) {
+  std::string ptx = header() + R"(
+.visible .entry pf(.param .u64 p, .param .align 64 .b8 tmap[128])
+{
+  .reg .b32 %r<3>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [p];
+  mov.b64 %rd2, tmap;
+  cvta.param.u64 %rd3, %rd2;
+  mov.u32 %r1, 0;
+  cp.async.bulk.prefetch.L2.global [%rd1], 64;
+  cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%rd3, {%r1, %r1}];
+  ret;
+}
+)";
+  expect_ptxas_accepts(ptx);
+  Runner r;
+  r.load(ptx);
+  uint64_t p = r.upload(std::vector<uint32_t>(16, 1));
+  Runner::Args a;
+  a.add(p);
+  a.bytes.resize(64 + 128);
+  r.launch("pf", {1, 1, 1}, {32, 1, 1}, a);
+  EXPECT_TRUE(r.reports().empty()) << r.all_reports();
+}
+
 // setmaxnreg: the producer/consumer split of the fixture fits (128 x 40 + 256 x 232 <= 64K, the consumers'
 // .inc waiting for the producer's .dec); three warpgroups all at 232 never fit: register_budget.
 std::string regs_kernel() {
