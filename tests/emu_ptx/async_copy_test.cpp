@@ -285,11 +285,8 @@ TEST(EmuPtxAsyncCopy, FormsAcceptedAndRejectedAtLoad) {
   for (Bad b :
        {Bad{"cp.async.cg.shared.global [%r1], [%rd1], 8;", "16 bytes only"},
         Bad{"cp.async.ca.shared.global [%r1], [%rd1], 12;", "4, 8 or 16"},
-        Bad{"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 16, [%r2];",
-            "not supported yet"},
         Bad{"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd1], [%r1], 16;",
-            "not supported yet"},
-        Bad{"cp.async.bulk.commit_group;", "not supported yet"}}) {
+            "not supported yet"}}) {
     std::string s = header("sm_90a") + ".visible .entry k()\n{\n  .reg .b64 %rd<4>;\n  .reg .b32 %r<4>;\n  " +
                     b.op + "\n  ret;\n}\n";
     Runner r;

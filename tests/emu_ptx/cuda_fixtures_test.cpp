@@ -96,29 +96,6 @@ TEST_P(CudaFixtures, ReduceSum) {
 INSTANTIATE_TEST_SUITE_P(Schedulers, CudaFixtures,
                          ::testing::Values(eptx::Scheduler::lockstep, eptx::Scheduler::adversarial));
 
-// The sm_90a GEMM needs wgmma / TMA / mbarrier, which this emulator does not run yet: it is rejected at load,
-// naming the line and the instruction. (The sm_80 GEMM runs: gemm_sm80_test.cpp.)
-TEST(CudaFixturesLater, GemmsRejectedAtLoadNamingTheLine) {
-  for (auto [file, target] : {std::pair{"gemm_bf16_ws_sm90a.sm_90a.ptx", "sm_90a"}}) {
-    eptx::PtxEmuOptions o;
-    o.target = target;
-    auto dev = eptx::make_ptx_emu_device(o);
-    isatune::CodeObject code;
-    code.vendor = isatune::Vendor::nvidia;
-    code.format = isatune::CodeFormat::ptx;
-    std::string text = read_fixture(file);
-    code.bytes.assign(text.begin(), text.end());
-    try {
-      dev->load(code);
-      FAIL() << file << " loaded";
-    } catch (const isatune::emu::EmulationError& e) {
-      std::string what = e.what();
-      EXPECT_NE(what.find("not supported yet"), std::string::npos) << what;
-      EXPECT_NE(what.find(".ptx:"), std::string::npos) << what;
-    }
-  }
-}
-
 } // namespace
 
 namespace {

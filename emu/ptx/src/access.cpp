@@ -9,41 +9,65 @@ namespace isatune::emu::ptx {
 namespace {
 
 // Two-slot update: `a` keeps the oldest access not ordered before the new one, `b` the latest.
-void remember(const Cta& c, Access& a, Access& b, uint32_t t, uint32_t pc) {
-  if (!a.time || a.thread == t || c.ordered(a.thread, a.time, t)) {
-    a = {c.time, pc, uint16_t(t)};
-    if (b.time && (b.thread == t || c.ordered(b.thread, b.time, t)))
+void remember(const Cluster& cl, uint32_t now, Access& a, Access& b, uint32_t rank, uint32_t t, uint32_t pc) {
+  auto before = [&](const Access& x) {
+    return (x.rank == rank && x.thread == t) || cl.ordered(x.rank, x.thread, x.time, rank, t);
+  };
+  if (!a.time || before(a)) {
+    a = {now, pc, uint16_t(t), uint8_t(rank)};
+    if (b.time && before(b))
       b.time = 0;
   } else {
-    b = {c.time, pc, uint16_t(t)};
+    b = {now, pc, uint16_t(t), uint8_t(rank)};
   }
 }
 
-void shared_checks(Warp& w, unsigned lane, uint32_t addr, unsigned bytes, bool is_write, bool atomic) {
+} // namespace
+
+bool Cluster::ordered(uint32_t rank_a, uint32_t t_a, uint32_t time_a, uint32_t rank_b, uint32_t t_b) const {
+  if (rank_a == rank_b && ctas[rank_a]->ordered(t_a, time_a, t_b))
+    return true;
+  uint32_t ga = rank_a * wpc + t_a / 32, gb = rank_b * wpc + t_b / 32;
+  return time_a < xsync[size_t(ga) * nwarps() + gb];
+}
+
+// The race and initialisation shadow of CTA `tc`'s shared bytes, for an access by lane `lane` of `w` (which
+// may belong to another CTA of the cluster: distributed shared memory).
+void shared_shadow(Warp& w, unsigned lane, Cta& tc, uint32_t addr, unsigned bytes, bool is_write,
+                   bool atomic) {
   Cta& c = *w.cta;
+  const Cluster& cl = *c.cluster;
   const Launch& L = *c.launch;
+  if (tc.shadow.empty())
+    return;
   const uint32_t t = w.index * 32 + lane;
+  const uint32_t rank = c.rank;
   const uint32_t pc = w.cur->index;
   const Program& prog = *L.prog;
   auto who = [&](const Access& a) {
-    const Warp& o = c.warps[a.thread / 32];
+    const Warp& o = cl.ctas[a.rank]->warps[a.thread / 32];
     const Inst& i = prog.code[a.pc];
     return "thread (" + std::to_string(o.tid[a.thread % 32][0]) + "," +
-           std::to_string(o.tid[a.thread % 32][1]) + "," + std::to_string(o.tid[a.thread % 32][2]) +
-           ") at line " + std::to_string(i.line) + " '" + i.text + "'";
+           std::to_string(o.tid[a.thread % 32][1]) + "," + std::to_string(o.tid[a.thread % 32][2]) + ")" +
+           (a.rank != rank || tc.rank != rank ? " of CTA rank " + std::to_string(a.rank) : std::string()) +
+           " at line " + std::to_string(i.line) + " '" + i.text + "'";
   };
   // An earlier access that conflicts with this one: set, by another thread, not ordered before it, and not
   // from the same warp instruction (lanes writing one address together: one of them wins).
   auto conflicts = [&](const Access& a) {
-    return a.time && !(a.time == c.time && a.pc == pc) && !c.ordered(a.thread, a.time, t);
+    return a.time && !(a.time == c.time && a.pc == pc && a.rank == rank) &&
+           !(a.rank == rank && a.thread == t) && !cl.ordered(a.rank, a.thread, a.time, rank, t);
   };
   const char* what = atomic ? "atomic" : is_write ? "write" : "read";
   for (unsigned i = 0; i < bytes; ++i) {
-    ShadowByte& s = c.shadow[addr + i];
+    ShadowByte& s = tc.shadow[addr + i];
     // Formatted only for a report: this loop runs for every shared byte accessed.
     auto where = [&] {
-      char buf[48];
-      std::snprintf(buf, sizeof buf, "shared byte 0x%x", addr + i);
+      char buf[80];
+      if (tc.rank != rank)
+        std::snprintf(buf, sizeof buf, "shared byte 0x%x of CTA rank %u", addr + i, tc.rank);
+      else
+        std::snprintf(buf, sizeof buf, "shared byte 0x%x", addr + i);
       return std::string(buf);
     };
     if ((!is_write || atomic) && !s.written && L.check_uninitialized) {
@@ -74,18 +98,51 @@ void shared_checks(Warp& w, unsigned lane, uint32_t addr, unsigned bytes, bool i
     }
   }
   for (unsigned i = 0; i < bytes; ++i) {
-    ShadowByte& s = c.shadow[addr + i];
+    ShadowByte& s = tc.shadow[addr + i];
     if (atomic) {
-      remember(c, s.atom, s.atom2, t, pc);
+      remember(cl, c.time, s.atom, s.atom2, rank, t, pc);
       s.written = true;
     } else if (is_write) {
-      s.write = {c.time, pc, uint16_t(t)};
+      s.write = {c.time, pc, uint16_t(t), uint8_t(rank)};
       s.written = true;
     } else {
-      remember(c, s.read, s.read2, t, pc);
+      remember(cl, c.time, s.read, s.read2, rank, t, pc);
     }
   }
 }
+
+// Shared bytes that an asynchronous copy will still write (its mbarrier phase has not completed) or that a
+// bulk store will still read (not waited for with cp.async.bulk.wait_group.read): a generic-proxy access
+// there sees or clobbers data it must not.
+void async_checks(Warp& w, unsigned lane, Cta& tc, uint32_t addr, unsigned bytes, bool is_write) {
+  for (const AsyncRange& r : tc.async_ranges) {
+    if (addr >= r.hi || addr + bytes <= r.lo || (r.store && !is_write))
+      continue;
+    const Inst& ci = w.cta->launch->prog->code[r.pc];
+    char where[64];
+    std::snprintf(where, sizeof where, "shared bytes 0x%x-0x%x", addr, addr + bytes - 1);
+    std::string copy = "the asynchronous copy at line " + std::to_string(ci.line) + " '" + ci.text + "'";
+    if (r.store)
+      report(w, lane, HazardKind::async_pending,
+             std::string("write to ") + where + " that " + copy +
+                 " still has to read (wait for it with cp.async.bulk.wait_group.read first)");
+    else
+      report(
+          w, lane, HazardKind::async_pending,
+          std::string(is_write ? "write to " : "read of ") + where + " that " + copy +
+              " has not written yet: the phase of the mbarrier at shared 0x" +
+              [&] {
+                char b[16];
+                std::snprintf(b, sizeof b, "%x", r.mbar);
+                return std::string(b);
+              }() +
+              " it completes has not completed (wait on the mbarrier first)" +
+              (is_write ? "" : "; the data read is stale"));
+    return;
+  }
+}
+
+namespace {
 
 const char* space_name(Space s) {
   switch (s) {
@@ -101,6 +158,8 @@ const char* space_name(Space s) {
     return "param";
   case Space::const_:
     return "const";
+  case Space::shared_cluster:
+    return "shared::cluster";
   }
   return "?";
 }
@@ -114,7 +173,7 @@ uint8_t* access(Warp& w, unsigned lane, Space space, uint64_t addr, unsigned byt
   const uint64_t given = addr;
   if (space == Space::generic) {
     if (addr - kSharedWindow < kWindowSize)
-      space = Space::shared, addr -= kSharedWindow;
+      space = Space::shared_cluster, addr -= kSharedWindow; // the window covers the cluster's CTAs
     else if (addr - kLocalWindow < kWindowSize)
       space = Space::local, addr -= kLocalWindow;
     else if (addr - kParamWindow < kWindowSize)
@@ -152,18 +211,24 @@ uint8_t* access(Warp& w, unsigned lane, Space space, uint64_t addr, unsigned byt
     c.g_lo = start, c.g_hi = start + size, c.g_base = data;
     return data + (addr - start);
   }
-  case Space::shared: {
-    if (addr + bytes > L.shared_bytes || addr + bytes < addr) {
-      std::string what = "is outside the CTA's " + std::to_string(L.shared_bytes) + " bytes of shared memory";
-      return oob(what.c_str());
+  case Space::shared:
+  case Space::shared_cluster: {
+    uint32_t off = 0;
+    Cta* tc = shared_target(w, lane, space, addr, bytes, off);
+    if (!tc)
+      return nullptr;
+    // cp.async and wgmma operands: checks of the executing CTA's own shared memory.
+    if (tc == &c) {
+      if (c.async.outstanding)
+        check_async_pending(w, lane, off, bytes, is_write || atomic);
+      if (is_write && c.async_proxy.in_flight) // a byte an in-flight async operation (wgmma) will read
+        check_async_pending_write(w, lane, off, bytes);
     }
-    if (c.async.outstanding)
-      check_async_pending(w, lane, uint32_t(addr), bytes, is_write || atomic);
-    if (is_write && c.async_proxy.in_flight) // a byte an in-flight async operation (wgmma) will read
-      check_async_pending_write(w, lane, uint32_t(addr), bytes);
     if (L.check_races || L.check_uninitialized)
-      shared_checks(w, lane, uint32_t(addr), bytes, is_write, atomic);
-    return c.shared.data() + addr;
+      shared_shadow(w, lane, *tc, off, bytes, is_write, atomic);
+    if (!tc->async_ranges.empty())
+      async_checks(w, lane, *tc, off, bytes, is_write || atomic);
+    return tc->shared.data() + off;
   }
   case Space::local: {
     if (addr + bytes > L.prog->local_bytes || addr + bytes < addr)

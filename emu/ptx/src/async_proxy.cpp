@@ -71,16 +71,19 @@ bool check_async_proxy_read(Warp& w, unsigned lane, uint32_t off, uint32_t bytes
   return false;
 }
 
-void note_async_proxy_write(Warp& w, uint32_t off, uint32_t bytes) {
-  Cta& c = *w.cta;
+void note_async_proxy_write(Cta& c, uint32_t off, uint32_t bytes, uint32_t time) {
   auto& t = c.async_proxy.async_write_time;
   if (t.size() < c.shared.size())
     t.resize(c.shared.size(), 0);
   for (uint32_t i = 0; i < bytes && size_t(off) + i < t.size(); ++i) {
-    t[off + i] = c.time;
+    t[off + i] = time;
     if (size_t(off) + i < c.shadow.size())
       c.shadow[off + i].written = true; // initialised, for the initialisation check
   }
+}
+
+void note_async_proxy_write(Warp& w, uint32_t off, uint32_t bytes) {
+  note_async_proxy_write(*w.cta, off, bytes, w.cta->time);
 }
 
 void begin_async_read(Warp& w, uint32_t off, uint32_t bytes, const Inst& reader) {

@@ -21,6 +21,7 @@ namespace isatune::emu::ptx {
 
 struct Warp;
 struct Inst;
+struct Cta;
 
 struct AsyncProxyState {
   std::vector<uint32_t> fence_time;       // per thread (linear id in the CTA): its last shared proxy fence
@@ -46,6 +47,8 @@ bool check_async_proxy_read(Warp& w, unsigned lane, uint32_t shared_offset, uint
 // the bytes count as initialised. Call it after writing them (at the time the write lands), with no generic
 // access() write for them in between.
 void note_async_proxy_write(Warp& w, uint32_t shared_offset, uint32_t bytes);
+// The same for the shared memory of CTA `t` (a TMA landing in another CTA of the cluster), at clock `time`.
+void note_async_proxy_write(Cta& t, uint32_t shared_offset, uint32_t bytes, uint32_t time);
 
 // An async operation (`reader`) will read these bytes until end_async_read: generic writes to them are
 // reported meanwhile. Offsets and sizes are rounded out to 16-byte chunks; every begin needs its end.

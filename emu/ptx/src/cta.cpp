@@ -268,6 +268,7 @@ void step(Warp& w, Schedule sched) {
         try_barrier(c, id); // exited threads release barriers
       for_lanes(w.collm, [&](unsigned l) { try_collective(w, w.pc[l]); });
       check_warp_at_barrier(w);
+      cluster_thread_exited(w);
     }
     return;
   case Sync::call:
@@ -306,6 +307,7 @@ void step(Warp& w, Schedule sched) {
         try_barrier(c, id);
       for_lanes(w.collm, [&](unsigned l) { try_collective(w, w.pc[l]); });
       check_warp_at_barrier(w);
+      cluster_thread_exited(w);
     }
     return;
   }
@@ -350,6 +352,19 @@ void step(Warp& w, Schedule sched) {
     check_warp_at_barrier(w);
     return;
   }
+  case Sync::wait: { // the handler parks the lanes that must wait (cluster.cpp)
+    advance(w, group & ~active);
+    if (!active)
+      return;
+    w.park = 0;
+    in.fn(w, in, active);
+    const uint32_t parked = w.park & active;
+    w.park = 0;
+    advance(w, active & ~parked);
+    w.runm &= ~parked;
+    w.parkm |= parked;
+    return;
+  }
   case Sync::barrier: {
     advance(w, group & ~active);
     if (!active)
@@ -385,10 +400,12 @@ void step(Warp& w, Schedule sched) {
 
 std::string describe_waits(Cta& c) {
   std::string s;
+  const bool many = c.cluster->ctas.size() > 1;
   for (Warp& w : c.warps) {
     if (!w.live)
       continue;
-    s += (s.empty() ? "" : "; ") + std::string("warp ") + std::to_string(w.index) + ":";
+    s += (s.empty() ? "" : "; ") + (many ? "CTA rank " + std::to_string(c.rank) + " " : std::string()) +
+         std::string("warp ") + std::to_string(w.index) + ":";
     if (w.barm) {
       unsigned l = unsigned(std::countr_zero(w.barm));
       s += " lanes " + lanes_str(w.barm) +
@@ -397,70 +414,143 @@ std::string describe_waits(Cta& c) {
                                              : " at barrier " + std::to_string(w.bar_id[l])) +
            " (line " + std::to_string(c.launch->prog->code[w.pc[l]].line) + ")";
     }
-    uint32_t other = w.live & ~w.barm;
+    // Parked lanes, grouped by what they wait for.
+    uint32_t rest = w.parkm;
+    while (rest) {
+      unsigned l = unsigned(std::countr_zero(rest));
+      uint32_t same = 0;
+      for_lanes(rest, [&](unsigned k) {
+        if (w.park_what[k] == w.park_what[l] && w.pc[k] == w.pc[l])
+          same |= 1u << k;
+      });
+      s += " lanes " + lanes_str(same) + " " + describe_park(w, l);
+      rest &= ~same;
+    }
+    uint32_t other = w.live & ~w.barm & ~w.parkm;
     if (other)
-      s += " lanes " + lanes_str(other) + " elsewhere";
+      s += " lanes " + lanes_str(other) +
+           (w.collm & other ? " at a warp collective or elsewhere" : " elsewhere");
   }
   return s;
 }
 
+// Nothing can run: lanes parked at an mbarrier wait give up once (try_wait's time limit; test_wait returns
+// false) per change of the cluster's state. Returns whether any did.
+bool time_out_waits(Cluster& cl) {
+  if (cl.version == cl.forced)
+    return false;
+  cl.forced = cl.version;
+  bool any = false;
+  for (Cta* c : cl.ctas)
+    for (Warp& w : c->warps) {
+      uint32_t m = 0;
+      for_lanes(w.parkm, [&](unsigned l) {
+        if (w.park_what[l] < ~1u)
+          m |= 1u << l;
+      });
+      if (m) {
+        w.parkm &= ~m;
+        w.runm |= m;
+        w.timeout |= m;
+        any = true;
+      }
+    }
+  return any;
+}
+
 } // namespace
 
-void run_cta(Cta& c) {
-  const Launch& L = *c.launch;
+void run_cluster(Cluster& cl) {
+  const Launch& L = *cl.launch;
   uint64_t budget = L.max_instructions;
-  uint64_t executed = 0;
+  std::vector<uint64_t> executed(cl.ctas.size(), 0);
   for (;;) {
     bool progress = false, any_live = false;
-    const size_t n = c.warps.size();
-    for (size_t k = 0; k < n; ++k) {
-      Warp& w = c.warps[L.schedule == Schedule::adversarial ? n - 1 - k : k];
-      if (!w.live)
-        continue;
-      any_live = true;
-      uint32_t steps = 0;
-      while (w.runm && steps < kQuantum) {
-        step(w, L.schedule);
-        ++steps;
+    for (size_t r = 0; r < cl.ctas.size(); ++r) {
+      Cta& c = *cl.ctas[r];
+      c.time = cl.time; // one clock for the cluster: remote accesses compare times
+      const size_t n = c.warps.size();
+      for (size_t k = 0; k < n; ++k) {
+        Warp& w = c.warps[L.schedule == Schedule::adversarial ? n - 1 - k : k];
+        if (!w.live)
+          continue;
+        any_live = true;
+        uint32_t steps = 0;
+        while (w.runm && steps < kQuantum) {
+          step(w, L.schedule);
+          ++steps;
+        }
+        if (!w.runm && !w.parkm && w.collm) {
+          force_collectives(w);
+          progress = true;
+        }
+        if (steps)
+          progress = true;
+        executed[r] += steps;
+        if (budget && executed[r] > budget)
+          throw EmulationError("ptx emu: CTA (" + std::to_string(c.id[0]) + "," + std::to_string(c.id[1]) +
+                               "," + std::to_string(c.id[2]) + ") of kernel '" + L.prog->name +
+                               "' ran more than " + std::to_string(budget) +
+                               " warp instructions (endless loop?)");
+        if (L.stop.load(std::memory_order_relaxed))
+          return;
       }
-      if (!w.runm && w.collm) {
-        force_collectives(w);
-        progress = true;
-      }
-      if (steps)
-        progress = true;
-      executed += steps;
-      if (budget && executed > budget)
-        throw EmulationError("ptx emu: CTA (" + std::to_string(c.id[0]) + "," + std::to_string(c.id[1]) +
-                             "," + std::to_string(c.id[2]) + ") of kernel '" + L.prog->name +
-                             "' ran more than " + std::to_string(budget) +
-                             " warp instructions (endless loop?)");
-      if (L.stop.load(std::memory_order_relaxed))
-        return;
+      cl.time = c.time;
     }
     if (!any_live)
       break;
-    if (!progress) {
-      // Every remaining thread waits at a barrier that cannot complete.
-      Warp* first = nullptr;
-      for (Warp& w : c.warps)
-        if (w.live && w.barm) {
+    if (progress)
+      continue;
+    if (time_out_waits(cl))
+      continue;
+    // Every remaining thread of the cluster waits for something that cannot happen. Name a parked lane
+    // first (mbarrier / barrier.cluster / setmaxnreg), else a lane at a CTA barrier.
+    Warp* first = nullptr;
+    bool parked = false;
+    for (Cta* c : cl.ctas) // a setmaxnreg.inc that can never be granted is the cause when there is one
+      for (Warp& w : c->warps)
+        for_lanes(w.parkm, [&](unsigned k) {
+          if (!first && w.park_what[k] == ~1u)
+            first = &w, parked = true;
+        });
+    for (Cta* c : cl.ctas)
+      for (Warp& w : c->warps)
+        if (!first && w.live && w.parkm)
+          first = &w, parked = true;
+    for (Cta* c : cl.ctas)
+      for (Warp& w : c->warps)
+        if (!first && w.live && w.barm)
           first = &w;
-          break;
-        }
-      if (!first)
-        for (Warp& w : c.warps)
-          if (w.live)
-            first = first ? first : &w;
-      unsigned l = unsigned(std::countr_zero(first->barm ? first->barm : first->live));
-      first->cur = &L.prog->code[first->pc[l]];
-      report(*first, l, HazardKind::deadlock,
-             "every remaining thread waits and no barrier can complete: " + describe_waits(c));
-      break;
+    for (Cta* c : cl.ctas)
+      for (Warp& w : c->warps)
+        if (!first && w.live)
+          first = &w;
+    std::string all;
+    for (Cta* c : cl.ctas) {
+      std::string d = describe_waits(*c);
+      if (!d.empty())
+        all += (all.empty() ? "" : "; ") + d;
     }
+    uint32_t lm = parked ? first->parkm : first->barm ? first->barm : first->live;
+    for_lanes(first->parkm, [&](unsigned k) {
+      if (first->park_what[k] == ~1u)
+        lm = 1u << k;
+    });
+    unsigned l = unsigned(std::countr_zero(lm));
+    first->cur = &L.prog->code[first->pc[l]];
+    if (parked && first->park_what[l] == ~1u)
+      report(*first, l, HazardKind::register_budget,
+             register_budget_message(*first->cta, *first, *first->cur) + "; " + all);
+    else
+      report(*first, l, HazardKind::deadlock,
+             "every remaining thread waits and nothing can complete: " + all);
+    if (parked) // waits on other CTAs' progress: the launch cannot finish
+      cl.launch->stop = true;
+    break;
   }
-  for (Warp& w : c.warps)
-    c.cycles = std::max(c.cycles, w.cycles);
+  for (Cta* c : cl.ctas)
+    for (Warp& w : c->warps)
+      c->cycles = std::max(c->cycles, w.cycles);
 }
 
 } // namespace isatune::emu::ptx

@@ -212,7 +212,13 @@ void PtxEmuDevice::launch(loader::Function& function, const loader::LaunchConfig
   if (!f)
     throw InputError("emu: the function was not loaded by this PTX emulator device");
   const Program& prog = *f->prog;
-  const auto g = config.grid, b = config.block, cl = config.cluster;
+  const auto g = config.grid, b = config.block;
+  auto cl = config.cluster;
+  // A launch without a cluster runs a kernel compiled with .reqnctapercluster in clusters of that shape (as
+  // the CUDA driver does for __cluster_dims__).
+  if (cl.x * cl.y * cl.z == 1 && prog.reqnctapercluster[0])
+    cl = {prog.reqnctapercluster[0], std::max(1u, prog.reqnctapercluster[1]),
+          std::max(1u, prog.reqnctapercluster[2])};
   const std::string k = "emu: kernel '" + prog.name + "': ";
   if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z || !cl.x || !cl.y || !cl.z)
     throw InputError(k + "grid, block and cluster sizes must be at least 1");
@@ -274,89 +280,127 @@ void PtxEmuDevice::launch(loader::Function& function, const loader::LaunchConfig
 
   const uint64_t total = uint64_t(g.x) * g.y * g.z;
   const uint32_t nwarps = uint32_t((threads + 31) / 32);
+  // The CTAs of one cluster run together on one host thread (they may wait on each other); clusters run in
+  // parallel. Without a cluster launch every CTA is a cluster of one.
+  const uint32_t csize = uint32_t(cluster_size);
+  const uint32_t ncl[3] = {g.x / cl.x, g.y / cl.y, g.z / cl.z};
+  const uint64_t nclusters = total / csize;
   unsigned nthreads = options_.threads ? options_.threads : std::max(1u, std::thread::hardware_concurrency());
-  nthreads = unsigned(std::min<uint64_t>(nthreads, total));
+  nthreads = unsigned(std::min<uint64_t>(nthreads, nclusters));
   std::atomic<uint64_t> next{0};
   std::mutex merge;
   std::exception_ptr error;
   uint64_t err_index = ~0ull;
   std::map<std::pair<uint32_t, int>, HazardReport> all;
-  std::map<std::pair<uint32_t, int>, uint64_t> first_cta; // the report kept is the lowest CTA's
+  std::map<std::pair<uint32_t, int>, uint64_t> first_cta; // the report kept is the lowest cluster's
   uint64_t instr = 0, tinstr = 0, sum_cycles = 0, max_cycles = 0;
   auto start = std::chrono::steady_clock::now();
+  const uint32_t regs0 = initial_registers(uint32_t(threads));
 
   auto worker = [&] {
     ReportSink sink;
     std::map<std::pair<uint32_t, int>, HazardReport> mine;
     std::map<std::pair<uint32_t, int>, uint64_t> mine_first;
-    Cta c;
-    c.launch = &L;
-    c.sink = &sink;
-    c.threads = uint32_t(threads);
-    c.regs.assign(size_t(prog.slots) * 32 * nwarps, 0);
-    c.local.assign(size_t(prog.local_bytes) * 32 * nwarps, 0);
-    c.shared.assign(shared, 0);
-    if (L.check_races || L.check_uninitialized)
-      c.shadow.assign(shared, ShadowByte{});
-    c.warps.resize(nwarps);
-    c.warp_sync.assign(size_t(nwarps) * nwarps, 0);
-    c.lane_sync.assign(size_t(nwarps) * 32 * 32, 0);
+    std::vector<Cta> ctas(csize);
+    Cluster cluster;
+    cluster.launch = &L;
+    cluster.wpc = nwarps;
+    for (uint32_t r = 0; r < csize; ++r) {
+      Cta& c = ctas[r];
+      c.launch = &L;
+      c.sink = &sink;
+      c.cluster = &cluster;
+      c.rank = r;
+      c.threads = uint32_t(threads);
+      c.regs.assign(size_t(prog.slots) * 32 * nwarps, 0);
+      c.local.assign(size_t(prog.local_bytes) * 32 * nwarps, 0);
+      c.shared.assign(shared, 0);
+      if (L.check_races || L.check_uninitialized)
+        c.shadow.assign(shared, ShadowByte{});
+      c.warps.resize(nwarps);
+      c.warp_sync.assign(size_t(nwarps) * nwarps, 0);
+      c.lane_sync.assign(size_t(nwarps) * 32 * 32, 0);
+      cluster.ctas.push_back(&c);
+    }
     uint64_t my_instr = 0, my_tinstr = 0, my_sum = 0, my_max = 0;
     for (;;) {
       uint64_t i = next.fetch_add(1);
-      if (i >= total || L.stop.load())
+      if (i >= nclusters || L.stop.load())
         break;
-      c.linear = uint32_t(i);
-      c.id[0] = uint32_t(i % g.x), c.id[1] = uint32_t((i / g.x) % g.y),
-      c.id[2] = uint32_t(i / (uint64_t(g.x) * g.y));
-      // Fresh state: registers and memory are zero (PTX leaves them undefined; zero keeps runs
-      // deterministic), shared memory is poisoned for the initialisation check through its shadow, not its
-      // bytes.
-      std::fill(c.regs.begin(), c.regs.end(), 0);
-      std::fill(c.local.begin(), c.local.end(), 0);
-      std::fill(c.shared.begin(), c.shared.end(), 0);
-      if (!c.shadow.empty())
-        std::fill(c.shadow.begin(), c.shadow.end(), ShadowByte{});
-      std::fill(c.warp_sync.begin(), c.warp_sync.end(), 0);
-      std::fill(c.lane_sync.begin(), c.lane_sync.end(), 0);
-      c.bars = {};
-      c.async.reset();
-      c.async_proxy = {};
-      c.time = 1;
-      c.cycles = 0;
-      c.g_lo = 1, c.g_hi = 0;
-      for (uint32_t wi = 0; wi < nwarps; ++wi) {
-        Warp& w = c.warps[wi];
-        w = Warp{};
-        w.cta = &c;
-        w.index = wi;
-        w.lanes = uint32_t(std::min<uint64_t>(32, threads - uint64_t(wi) * 32));
-        w.r = c.regs.data() + size_t(wi) * prog.slots * 32;
-        w.local = c.local.data() + size_t(wi) * prog.local_bytes * 32;
-        w.live = w.runm = uint32_t(width_mask(w.lanes));
-        for (unsigned l = 0; l < 32; ++l) {
-          uint32_t t = wi * 32 + l;
-          w.tid[l][0] = t % b.x, w.tid[l][1] = (t / b.x) % b.y, w.tid[l][2] = t / (b.x * b.y);
-          w.pc[l] = 0;
+      const uint32_t cid[3] = {uint32_t(i % ncl[0]), uint32_t((i / ncl[0]) % ncl[1]),
+                               uint32_t(i / (uint64_t(ncl[0]) * ncl[1]))};
+      cluster.time = 1;
+      cluster.version = 0;
+      cluster.forced = ~0ull;
+      cluster.bar_phase = 0;
+      cluster.xsync.assign(size_t(cluster.nwarps()) * cluster.nwarps(), 0);
+      cluster.bar_release.assign(cluster.nwarps(), 0);
+      uint64_t first_linear = ~0ull;
+      for (uint32_t r = 0; r < csize; ++r) {
+        Cta& c = ctas[r];
+        // rank = x + cx * (y + cy * z), as %cluster_ctarank (special_registers.cpp)
+        const uint32_t rx = r % cl.x, ry = (r / cl.x) % cl.y, rz = r / (cl.x * cl.y);
+        c.id[0] = cid[0] * cl.x + rx, c.id[1] = cid[1] * cl.y + ry, c.id[2] = cid[2] * cl.z + rz;
+        c.linear = uint32_t(c.id[0] + uint64_t(g.x) * (c.id[1] + uint64_t(g.y) * c.id[2]));
+        first_linear = std::min<uint64_t>(first_linear, c.linear);
+        // Fresh state: registers and memory are zero (PTX leaves them undefined; zero keeps runs
+        // deterministic), shared memory is poisoned for the initialisation check through its shadow, not its
+        // bytes.
+        std::fill(c.regs.begin(), c.regs.end(), 0);
+        std::fill(c.local.begin(), c.local.end(), 0);
+        std::fill(c.shared.begin(), c.shared.end(), 0);
+        if (!c.shadow.empty())
+          std::fill(c.shadow.begin(), c.shadow.end(), ShadowByte{});
+        std::fill(c.warp_sync.begin(), c.warp_sync.end(), 0);
+        std::fill(c.lane_sync.begin(), c.lane_sync.end(), 0);
+        c.bars = {};
+        c.mbars.clear();
+        c.async_ranges.clear();
+        c.async.reset();
+        c.async_proxy = {};
+        c.time = 1;
+        c.cycles = 0;
+        c.g_lo = 1, c.g_hi = 0;
+        for (uint32_t wi = 0; wi < nwarps; ++wi) {
+          Warp& w = c.warps[wi];
+          w = Warp{};
+          w.cta = &c;
+          w.index = wi;
+          w.lanes = uint32_t(std::min<uint64_t>(32, threads - uint64_t(wi) * 32));
+          w.r = c.regs.data() + size_t(wi) * prog.slots * 32;
+          w.local = c.local.data() + size_t(wi) * prog.local_bytes * 32;
+          w.live = w.runm = uint32_t(width_mask(w.lanes));
+          w.nreg = regs0;
+          for (unsigned l = 0; l < 32; ++l) {
+            uint32_t t = wi * 32 + l;
+            w.tid[l][0] = t % b.x, w.tid[l][1] = (t / b.x) % b.y, w.tid[l][2] = t / (b.x * b.y);
+            w.pc[l] = 0;
+          }
         }
       }
       try {
-        run_cta(c);
+        run_cluster(cluster);
+        if (!L.stop.load()) {
+          mbarrier_exit_checks(cluster);
+          bulk_exit_checks(cluster);
+        }
       } catch (...) {
         std::lock_guard lock(merge);
         if (i < err_index)
           error = std::current_exception(), err_index = i;
         L.stop = true;
       }
-      for (Warp& w : c.warps)
-        my_instr += w.instructions, my_tinstr += w.thread_instructions;
-      my_sum += c.cycles;
-      my_max = std::max(my_max, c.cycles);
+      for (Cta& c : ctas) {
+        for (Warp& w : c.warps)
+          my_instr += w.instructions, my_tinstr += w.thread_instructions;
+        my_sum += c.cycles;
+        my_max = std::max(my_max, c.cycles);
+      }
       for (auto& [key, r] : sink.reports) {
         auto it = mine.find(key);
         if (it == mine.end()) {
           mine.emplace(key, r);
-          mine_first[key] = i;
+          mine_first[key] = first_linear;
         } else {
           it->second.count += r.count;
         }

@@ -73,6 +73,8 @@ void decode_wgmma(Decoder& d);   // wgmma.fence .commit_group .wait_group .mma_a
 // remembered for the wgmma.fence rule.
 void mark_wgmma_register_users(Program& p);
 void wgmma_register_access(Warp& w, const Inst& in, uint32_t active);
+void decode_sm90(Decoder& d);    // mapa getctarank mbarrier setmaxnreg barrier.cluster
+void decode_cp_bulk(Decoder& d); // cp.async.bulk{.tensor}.* (cp.reduce.async.bulk: not yet)
 
 // Calls of the CUDA runtime's device functions (ops_control.cpp): __assertfail stops the launch with the
 // assertion's message; vprintf prints nothing and returns 0.

@@ -184,12 +184,13 @@ void async_copies_at_exit(Warp& w, uint32_t lanes) {
 void decode_cp(Decoder& d) {
   Inst& in = d.in;
   const auto& q = d.ai.qualifiers;
-  // The bulk (TMA) forms and cp.reduce belong to the asynchronous-proxy set.
-  for (const std::string& x : q)
-    if (x == "bulk" || x.rfind("bulk", 0) == 0)
-      d.not_yet();
+  // The bulk (TMA) forms and cp.reduce.async.bulk are the asynchronous-proxy set (ops_bulk_copy.cpp).
+  if (d.ai.opcode.rfind("cp.async.bulk", 0) == 0 || d.ai.opcode.rfind("cp.reduce.async.bulk", 0) == 0) {
+    decode_cp_bulk(d);
+    return;
+  }
   if (!d.take("async"))
-    d.not_yet(); // cp.reduce.async.bulk*
+    d.not_yet();
   if (d.take("mbarrier"))
     d.not_yet(); // cp.async.mbarrier.arrive: needs the mbarrier model
   if (d.take("commit_group")) {

@@ -77,7 +77,7 @@ void decode_control(Decoder& d) {
     if (d.ai.has("warp"))
       return decode_warp(d);
     if (d.ai.has("cluster"))
-      d.not_yet();
+      return decode_sm90(d);
     d.take("cta");
     // #parallel-synchronization-and-communication-instructions-bar: bar.sync = barrier.sync.aligned,
     // bar.arrive = barrier.arrive.aligned, bar.red = barrier.red.aligned; plain `bar 0` is bar.sync.

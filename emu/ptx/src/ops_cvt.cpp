@@ -192,10 +192,10 @@ void cvt_x2(Warp& w, const Inst& in, uint32_t act) {
 }
 
 uint64_t window(Space s) {
-  return s == Space::shared  ? kSharedWindow
-         : s == Space::local ? kLocalWindow
-         : s == Space::param ? kParamWindow
-                             : 0;
+  return s == Space::shared || s == Space::shared_cluster ? kSharedWindow
+         : s == Space::local                              ? kLocalWindow
+         : s == Space::param                              ? kParamWindow
+                                                          : 0;
 }
 
 // cvta.<space> d, a (state-space address to generic) and cvta.to.<space> (generic to state space).

@@ -173,7 +173,7 @@ Space take_space(Decoder& d) {
   if (d.take("const"))
     return Space::const_;
   if (d.take("shared::cluster"))
-    d.not_yet();
+    return Space::shared_cluster;
   return Space::generic;
 }
 
@@ -213,7 +213,9 @@ void decode_memory(Decoder& d) {
     if (in.space == Space::const_ && m == "st")
       d.error("st to .const");
     in.fn = m == "st" ? &st : &ld;
-    in.cost = in.space == Space::shared ? 2 : in.space == Space::param || in.space == Space::local ? 1 : 8;
+    in.cost = in.space == Space::shared || in.space == Space::shared_cluster ? 2
+              : in.space == Space::param || in.space == Space::local         ? 1
+                                                                             : 8;
     if (m == "st")
       d.float_imm(1, in.type);
     d.finish();
@@ -260,7 +262,8 @@ void decode_memory(Decoder& d) {
   }
   if (!ok)
     d.error("'" + d.ai.opcode + "': type not defined for this atomic operation");
-  if (in.space != Space::generic && in.space != Space::global && in.space != Space::shared)
+  if (in.space != Space::generic && in.space != Space::global && in.space != Space::shared &&
+      in.space != Space::shared_cluster)
     d.error("atomics work on .global and .shared memory");
   d.need_ops((in.op2 ? 2 : 3) + (in.op == a_cas ? 1 : 0));
   if (in.ops[in.op2 ? 0 : 1].kind != Opnd::Kind::addr)

@@ -15,11 +15,7 @@ namespace {
 
 // Instructions the PTX ISA has and this emulator will run later: named so the error says "not supported yet".
 const char* const kLater[] = {"wmma",
-                              "mbarrier",
-                              "mapa",
-                              "setmaxnreg",
                               "tensormap",
-                              "getctarank",
                               "griddepcontrol",
                               "tcgen05",
                               "movmatrix",
@@ -70,7 +66,8 @@ const std::unordered_map<std::string, DecodeFn>& table() {
       {"membar", decode_control},  {"fence", decode_control},   {"nanosleep", decode_control},
       {"brkpt", decode_control},   {"pmevent", decode_control}, {"wgmma", decode_wgmma},
       {"mma", decode_mma},         {"ldmatrix", decode_matrix}, {"stmatrix", decode_matrix},
-      {"cp", decode_cp},
+      {"cp", decode_cp},           {"mapa", decode_sm90},       {"getctarank", decode_sm90},
+      {"mbarrier", decode_sm90},   {"setmaxnreg", decode_sm90},
   };
   return t;
 }
@@ -491,6 +488,8 @@ private:
         r.slot = b.slot;
         r.rbits = b.rbits;
       }
+      for (const auto& e : o.elems) // tensor addresses [map, {coordinates}]
+        r.elems.push_back(convert(f, ai, e));
       return r;
     }
     case K::vector:

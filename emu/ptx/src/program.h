@@ -57,7 +57,9 @@ inline uint64_t width_mask(unsigned bits) {
 // Rounding modifiers (#floating-point-instructions, #data-movement-and-conversion-instructions-cvt).
 enum class Rnd : uint8_t { none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi };
 
-enum class Space : uint8_t { generic, global, shared, local, param, const_ };
+// shared_cluster: .shared::cluster (an address of this CTA's or another cluster CTA's shared memory;
+// cluster.cpp documents the encoding).
+enum class Space : uint8_t { generic, global, shared, local, param, const_, shared_cluster };
 
 // Generic-address windows (cvta): global addresses are the device allocations (emu/common/memory.h);
 // .const variables live in device memory too, so const addresses equal their generic ones.
@@ -95,6 +97,8 @@ enum class Sync : uint8_t {
   ret,
   exit,
   warpgroup, // waits for every live warp of its warpgroup (warp index / 4) at it: wgmma.wait_group
+  wait, // may park lanes until a cluster-wide event (mbarrier phase, barrier.cluster, setmaxnreg): the
+        // handler sets Warp::park for the lanes that must wait (cta.cpp)
 };
 
 struct CallCopy {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "async_proxy.h"
+#include "async_state.h"
 #include "isatune/emu/report.h"
 #include "memory.h"
 #include "program.h"
@@ -85,6 +86,23 @@ struct Warp {
   const Inst* cur = nullptr; // the instruction executing, for reports
   // wgmma state (ops_wgmma.cpp), created by the first instruction that needs it.
   std::shared_ptr<WgmmaWarp> wgmma;
+  // Sync::wait (cluster.cpp): lanes parked until a cluster-wide event, what they wait for, and lanes whose
+  // next wait gives up (try_wait's time limit) because nothing else could run.
+  uint32_t park = 0;  // set by a Sync::wait handler: lanes that must park
+  uint32_t parkm = 0; // parked lanes
+  uint32_t timeout = 0;
+  uint32_t park_what[32] = {}; // mbarrier: shared::cluster address; barrier.cluster: ~0u; setmaxnreg: ~1u
+  // barrier.cluster: lanes arrived in the current phase, the phase each lane arrived in, the last arrival
+  // time.
+  uint32_t cl_arrived = 0;
+  uint32_t cl_wait = 0; // lanes that arrived and have not yet completed their wait
+  uint32_t cl_phase[32] = {};
+  uint32_t cl_time = 0;
+  uint32_t nreg = 0; // setmaxnreg: registers per thread
+  // Bulk async groups per thread (cp.async.bulk.commit_group / wait_group): uncommitted stores, then the
+  // committed groups, oldest first.
+  std::vector<BulkStore> bulk_open[32];
+  std::vector<std::vector<BulkStore>> bulk_groups[32];
 
   uint64_t& reg(uint32_t slot, unsigned lane) { return r[slot * 32 + lane]; }
 };
@@ -105,6 +123,7 @@ struct Access {
   uint32_t time = 0; // 0: none
   uint32_t pc = 0;
   uint16_t thread = 0;
+  uint8_t rank = 0; // the CTA (rank in the cluster) of the thread: remote accesses through shared::cluster
 };
 
 // Shadow state of one shared byte for the race and initialisation checks. Plain writes, plain reads and
@@ -147,9 +166,12 @@ struct AsyncCopies {
     outstanding = 0;
   }
 };
+struct Cluster;
 
 struct Cta {
   Launch* launch = nullptr;
+  Cluster* cluster = nullptr; // the CTAs that run together (a cluster of one without a cluster launch)
+  uint32_t rank = 0;          // %cluster_ctarank
   ReportSink* sink = nullptr;
   uint32_t id[3] = {0, 0, 0};
   uint32_t linear = 0;
@@ -173,6 +195,8 @@ struct Cta {
   AsyncCopies async;      // cp.async
   // fence.proxy.async and in-flight async reads (async_proxy.h).
   AsyncProxyState async_proxy;
+  std::map<uint32_t, Mbar> mbars;       // by shared offset
+  std::vector<AsyncRange> async_ranges; // shared bytes asynchronous operations will still write or read
 
   uint32_t nwarps() const { return uint32_t(warps.size()); }
   bool ordered(uint32_t t_a, uint32_t time_a, uint32_t t_b) const {
@@ -184,6 +208,56 @@ struct Cta {
     return wa == wb && time_a < lane_sync[(wa * 32 + t_a % 32) * 32 + t_b % 32];
   }
 };
+
+// The CTAs of one cluster: they run interleaved on one host thread (so they can wait on each other) and share
+// one clock. Happens-before across warps of the cluster from barrier.cluster and mbarrier waits.
+struct Cluster {
+  Launch* launch = nullptr;
+  std::vector<Cta*> ctas; // by rank
+  uint32_t wpc = 0;       // warps per CTA
+  uint32_t time = 1;
+  // xsync[a * N + b]: accesses of cluster warp a (rank * wpc + warp) before this time are ordered before
+  // the later accesses of cluster warp b.
+  std::vector<uint32_t> xsync;
+  uint64_t version = 0;              // changes of waitable state (arrivals, phases, exits, register releases)
+  uint64_t forced = ~0ull;           // version at the last forced try_wait time-out
+  uint32_t bar_phase = 0;            // barrier.cluster phases completed
+  std::vector<uint32_t> bar_release; // per cluster warp: its arrival time in the last completed phase
+
+  uint32_t nwarps() const { return wpc * uint32_t(ctas.size()); }
+  // Is an access (rank_a, thread t_a, time_a) ordered before the present access of (rank_b, t_b)?
+  bool ordered(uint32_t rank_a, uint32_t t_a, uint32_t time_a, uint32_t rank_b, uint32_t t_b) const;
+  void sync(uint32_t ga, uint32_t gb, uint32_t t) {
+    uint32_t& x = xsync[size_t(ga) * nwarps() + gb];
+    x = std::max(x, t);
+  }
+};
+
+// Runs the CTAs of a cluster to completion (cta.cpp).
+void run_cluster(Cluster& cl);
+// A thread exited (cluster.cpp): barrier.cluster no longer waits for it.
+void cluster_thread_exited(Warp& w);
+// Wakes every parked lane of the cluster (something they may wait for changed): they try again.
+void cluster_wake(Cluster& cl);
+// After a launch's cluster finished: reports mbarrier phases with bytes that never arrived, copies that never
+// landed, bulk stores never waited for (mbarrier.cpp, bulk_copy.cpp).
+void mbarrier_exit_checks(Cluster& cl);
+void bulk_exit_checks(Cluster& cl);
+// Describes what parked lanes wait for (deadlock reports).
+std::string describe_park(const Warp& w, unsigned lane);
+// The CTA and offset a shared / shared::cluster / generic address names for lane `lane`, or nullptr after
+// reporting an out-of-bounds access (cluster.cpp documents the encoding).
+Cta* shared_target(Warp& w, unsigned lane, Space space, uint64_t addr, unsigned bytes, uint32_t& offset);
+// Shared-memory race shadow for an access by (w, lane) to `bytes` at `offset` of CTA `t` (access.cpp).
+void shared_shadow(Warp& w, unsigned lane, Cta& t, uint32_t offset, unsigned bytes, bool is_write,
+                   bool atomic);
+// Asynchronous-copy checks for a generic-proxy access of shared bytes (access.cpp).
+void async_checks(Warp& w, unsigned lane, Cta& t, uint32_t offset, unsigned bytes, bool is_write);
+
+// setmaxnreg (setmaxnreg.cpp): the registers per thread every warp starts with, and the message for a
+// setmaxnreg.inc that can never be granted.
+uint32_t initial_registers(uint32_t threads);
+std::string register_budget_message(const Cta& c, const Warp& w, const Inst& in);
 
 // Records a report for the instruction running in `w` (lane `lane`); throws HazardError in strict mode.
 void report(Warp& w, unsigned lane, HazardKind kind, const std::string& message);
@@ -238,8 +312,6 @@ template <class F> inline void for_lanes(uint32_t mask, F&& f) {
 void check_async_pending(Warp& w, unsigned lane, uint32_t addr, unsigned bytes, bool is_write);
 void async_copies_at_exit(Warp& w, uint32_t lanes);
 
-// Runs one CTA to completion.
-void run_cta(Cta& cta);
 // Instruction cost model (emulated cycles), by handler group.
 uint32_t instruction_cost(const Inst& in);
 
