@@ -45,6 +45,7 @@ struct RunOptions {
   std::vector<std::string> args;
   std::vector<std::string> outs; // INDEX=PATH
   std::string kernargs;          // a raw kernarg file instead of --arg
+  std::vector<std::string> buffers; // NAME=buf:...: device buffers that are not arguments (for tmap:NAME)
   std::string device;            // empty: a GPU if one is listed, else emu:<the code object's ISA>
   uint32_t dynamic_lds = 0;
   unsigned threads = 0;
@@ -399,8 +400,27 @@ int run_run(const RunOptions& opt) {
                              std::to_string(a.bytes.size()));
     args.push_back(std::move(a));
   }
-  // Each tensor map names a buffer argument, by index or by name.
-  for (size_t i = 0; i < args.size(); ++i) {
+  // --buffer NAME=buf:...: device buffers that are not kernel arguments (what a tensor map covers), after the
+  // arguments in `args`; named for tmap:NAME and written back with :out=PATH like the others.
+  const size_t nargs = args.size();
+  std::vector<std::string> buffer_names;
+  for (const auto& text : opt.buffers) {
+    auto eq = text.find('=');
+    std::string name = eq == std::string::npos ? "" : text.substr(0, eq);
+    if (name.empty() || name.find(':') != std::string::npos)
+      throw InputError("--buffer '" + text + "': expected NAME=buf:TYPE:N:zero|random|file=PATH[:out=PATH]");
+    for (const auto& k : explicit_args)
+      if (k->name == name) throw InputError("--buffer '" + text + "': '" + name + "' is a kernel argument; use --arg");
+    if (std::find(buffer_names.begin(), buffer_names.end(), name) != buffer_names.end())
+      throw InputError("--buffer '" + text + "': '" + name + "' is given twice");
+    ParsedArg b = parse_arg(args.size(), text.substr(eq + 1), rng);
+    if (!b.buffer) throw InputError("--buffer '" + text + "': expected buf:TYPE:N:zero|random|file=PATH");
+    b.text = text;
+    buffer_names.push_back(name);
+    args.push_back(std::move(b));
+  }
+  // Each tensor map names a buffer: an argument by index or name, or a --buffer by name.
+  for (size_t i = 0; i < nargs; ++i) {
     if (!args[i].tensor_map) continue;
     const std::string& ref = args[i].tmap.buffer;
     size_t at = args.size();
@@ -409,9 +429,12 @@ int run_run(const RunOptions& opt) {
     } else {
       for (size_t j = 0; j < explicit_args.size(); ++j)
         if (explicit_args[j]->name == ref) at = j;
+      for (size_t j = 0; j < buffer_names.size(); ++j)
+        if (buffer_names[j] == ref) at = nargs + j;
     }
     if (at >= args.size() || !args[at].buffer)
-      bad_arg(i, args[i].text, "BUF '" + ref + "' is not a buffer argument (give the index or name of a buf:... argument)");
+      bad_arg(i, args[i].text, "BUF '" + ref + "' is not a buffer (give the index or name of a buf:... argument, "
+                               "or the name of a --buffer)");
     args[i].tmap_buffer = at;
   }
   for (const auto& o : opt.outs) {
@@ -460,24 +483,24 @@ int run_run(const RunOptions& opt) {
   auto module = device->load(code);
   auto function = module->function(kernel->name);
   std::vector<loader::ArgValue> values;
-  for (auto& a : args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto& a = args[i];
     if (a.buffer) {
       a.ptr = device->alloc(a.bytes.size());
       device->copy_to_device(a.ptr, a.bytes.data(), a.bytes.size());
-      values.push_back(loader::ArgValue::pointer(a.ptr));
-    } else {
-      values.push_back({"", a.bytes});
     }
+    if (i >= nargs) continue; // a --buffer: not a kernel argument
+    values.push_back(a.buffer ? loader::ArgValue::pointer(a.ptr) : loader::ArgValue{"", a.bytes});
   }
-  for (size_t i = 0; i < args.size(); ++i) {
+  for (size_t i = 0; i < nargs; ++i) {
     auto& a = args[i];
     if (!a.tensor_map) continue;
     const ParsedArg& b = args[a.tmap_buffer];
     a.tmap.args.global_address = b.ptr;
     uint64_t span = tensor_map_span_bytes(a.tmap.args);
     if (span > b.bytes.size())
-      bad_arg(i, a.text, "the tensor spans " + std::to_string(span) + " bytes, but buffer argument " +
-                             std::to_string(a.tmap_buffer) + " holds " + std::to_string(b.bytes.size()));
+      bad_arg(i, a.text, "the tensor spans " + std::to_string(span) + " bytes, but buffer '" + a.tmap.buffer +
+                             "' holds " + std::to_string(b.bytes.size()));
     TensorMap map;
     try {
       map = device->encode_tensor_map(a.tmap.args);
@@ -519,7 +542,10 @@ int run_run(const RunOptions& opt) {
       std::vector<uint8_t> back(args[i].bytes.size());
       device->copy_to_host(back.data(), args[i].ptr, back.size());
       write_binary_file(args[i].out, back);
-      jout.push_back({{"arg", i}, {"path", args[i].out}, {"bytes", back.size()}});
+      if (i < nargs)
+        jout.push_back({{"arg", i}, {"path", args[i].out}, {"bytes", back.size()}});
+      else
+        jout.push_back({{"buffer", buffer_names[i - nargs]}, {"path", args[i].out}, {"bytes", back.size()}});
     }
   for (auto& a : args)
     if (a.buffer) device->free(a.ptr);
@@ -543,7 +569,7 @@ int run_run(const RunOptions& opt) {
                    {"dynamic_shared_bytes", config.dynamic_shared_bytes},
                    {"threads", total}};
     nlohmann::json jargs = nlohmann::json::array();
-    for (size_t i = 0; i < args.size(); ++i) {
+    for (size_t i = 0; i < nargs; ++i) {
       const auto& a = args[i];
       nlohmann::json ja = {{"index", i}, {"name", explicit_args[i]->name}, {"text", a.text}};
       if (a.buffer) ja.update({{"type", a.type->name}, {"count", a.count}, {"init", a.init}});
@@ -614,8 +640,10 @@ int run_run(const RunOptions& opt) {
       }
     }
     for (const auto& o : jout)
-      std::cout << "wrote    argument " << o["arg"].get<size_t>() << " to " << o["path"].get<std::string>() << " ("
-                << o["bytes"].get<size_t>() << " bytes)\n";
+      std::cout << "wrote    "
+                << (o.contains("arg") ? "argument " + std::to_string(o["arg"].get<size_t>())
+                                      : "buffer " + o["buffer"].get<std::string>())
+                << " to " << o["path"].get<std::string>() << " (" << o["bytes"].get<size_t>() << " bytes)\n";
     if (emu_dev || ptx_dev) std::cout << "hazards  " << reports.size() << (reports.empty() ? "" : " (listed on stderr)") << "\n";
   }
   if (stopped) {
@@ -653,6 +681,9 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, int& status) {
                   "tmap:BUF:TYPE:DIMS:box=BOX[:strides=S][:swizzle=none|32B|64B|128B][:elemstrides=E]"
                   "[:interleave=none|16B|32B][:oob=zero|nan][:l2=none|64B|128B|256B] (BUF: index or name; lists "
                   "joined by 'x', innermost first; strides in bytes, default packed)");
+  cmd->add_option("--buffer", opt->buffers,
+                  "NAME=buf:TYPE:N:zero|random|file=PATH[:out=PATH]: a device buffer that is not a kernel argument, "
+                  "for a tensor map to cover (tmap:NAME:...); written back with :out=PATH");
   cmd->add_option("--kernargs", opt->kernargs,
                   "FILE: the kernel's argument bytes as they are (hidden AMD arguments included), padded with zeros "
                   "to its kernarg size; instead of --arg");

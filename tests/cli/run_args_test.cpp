@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
 
+#include "../fixtures/ptx/cuda/references.h"
 #include "isatune/ptx/tensor_map.h"
 #include "run_cli.h"
 
@@ -153,6 +155,58 @@ TEST_F(RunArgs, RawKernargFileIsUsedAsItIs) {
   auto both = run_isatune(run_cmd("--kernargs " + dir + "/args.bin --arg u32:1"));
   EXPECT_EQ(both.exit_code, 1);
   EXPECT_NE(both.err.find("does not combine with --arg"), std::string::npos) << both.err;
+}
+
+// The nvcc warp-specialised sm_90a GEMM from the command line: A and B are --buffers (not kernel arguments),
+// covered by tensor maps that name them; C is compared with the float64 reference.
+TEST_F(RunArgs, TmaGemmFromTheCommandLine) {
+  std::mt19937 rng(std::random_device{}());
+  const int M = 129 + int(rng() % 60), N = 65 + int(rng() % 60), K = 65 + int(rng() % 100);
+  const int lda = (K + 7) / 8 * 8, ldc = N + 2;
+  std::uniform_real_distribution<float> u(-2, 2);
+  auto bf16 = [&] {
+    float f = u(rng);
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return uint16_t(b >> 16);
+  };
+  std::vector<uint16_t> a(size_t(M) * lda), b(size_t(N) * lda);
+  for (auto& x : a) x = bf16();
+  for (auto& x : b) x = bf16();
+  write_file(dir + "/a.bin", std::string(reinterpret_cast<const char*>(a.data()), a.size() * 2));
+  write_file(dir + "/b.bin", std::string(reinterpret_cast<const char*>(b.data()), b.size() * 2));
+  const std::string k = std::to_string(K), stride = std::to_string(lda * 2);
+  const int gx = 2 * (((M + 127) / 128 + 1) / 2), gy = (N + 127) / 128;
+  auto r = run_isatune("run " + std::string(ISATUNE_FIXTURES_DIR) + "/ptx/cuda/gemm_bf16_ws_sm90a.sm_90a.ptx" +
+                       " --grid " + std::to_string(gx) + "," + std::to_string(gy) +
+                       " --block 384 --cluster 2 --dynamic-lds 99376 --json" + " --buffer A=buf:u16:file=" + dir +
+                       "/a.bin --buffer Bt=buf:u16:file=" + dir + "/b.bin" + " --arg tmap:A:bf16:" + k + "x" +
+                       std::to_string(M) + ":box=64x128:strides=" + stride + ":swizzle=128B" + " --arg tmap:Bt:bf16:" +
+                       k + "x" + std::to_string(N) + ":box=64x64:strides=" + stride + ":swizzle=128B" +
+                       " --arg buf:f32:" + std::to_string(M * ldc) + ":zero:out=" + dir + "/c.bin" + " --arg i32:" +
+                       std::to_string(M) + " --arg i32:" + std::to_string(N) + " --arg i32:" + k + " --arg i32:" +
+                       std::to_string(ldc));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["reports"].empty()) << j["reports"].dump();
+  EXPECT_EQ(j["time_kind"], "emulated");
+  std::string bytes = read_file(dir + "/c.bin");
+  ASSERT_EQ(bytes.size(), size_t(M) * ldc * 4);
+  std::vector<float> c(size_t(M) * ldc);
+  std::memcpy(c.data(), bytes.data(), bytes.size());
+  auto ref = isatune::fixtures::gemm_bf16_nt_reference(a.data(), b.data(), M, N, K, lda, lda);
+  for (int i = 0; i < M; ++i)
+    for (int n = 0; n < N; ++n) {
+      double mag = 0;
+      for (int kk = 0; kk < K; ++kk)
+        mag += std::fabs(isatune::fixtures::bf16_to_double(a[size_t(i) * lda + kk]) *
+                         isatune::fixtures::bf16_to_double(b[size_t(n) * lda + kk]));
+      ASSERT_NEAR(c[size_t(i) * ldc + n], ref[size_t(i) * N + n], 1e-5 * mag + 1e-30) << i << "," << n;
+    }
+  // A --buffer that is also an argument's name, or a tensor map over nothing.
+  auto bad = run_isatune(run_cmd("--buffer data=buf:u8:16:zero --arg out=buf:u8:144:zero"));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("is a kernel argument"), std::string::npos) << bad.err;
 }
 
 TEST_F(RunArgs, BadTensorMapsAndNamesGiveOneClearLine) {
