@@ -27,6 +27,7 @@
 #include "isatune/loader/kernargs.h"
 #include "isatune/toolchain/assembler.h"
 #include "run_generated.h"
+#include "ptx_resources.h"
 #include "source_target.h"
 #include "tensor_map_arg.h"
 
@@ -301,6 +302,10 @@ int run_run(const RunOptions& opt) {
   }
   CodeObject code = load_code(opt.input);
   if (code.kernels.empty()) throw InputError(opt.input + ": the code object has no kernels");
+  // PTX: ptxas's registers per thread, so the emulator refuses what the GPU would (skipped, with the reason
+  // printed, when ptxas is absent).
+  std::string registers_note;
+  if (code.format == CodeFormat::ptx) registers_note = read_cubin_resources(code);
   const KernelInfo* kernel = nullptr;
   if (opt.kernel.empty()) {
     if (code.kernels.size() > 1) {
@@ -584,6 +589,10 @@ int run_run(const RunOptions& opt) {
       jargs.push_back(ja);
     }
     j["args"] = jargs;
+    if (code.format == CodeFormat::ptx) {
+      j["registers"] = kernel->vgprs ? nlohmann::json(kernel->vgprs) : nlohmann::json(nullptr);
+      if (!registers_note.empty()) j["registers_note"] = registers_note;
+    }
     j["stopped"] = stopped;
     if (stopped) j["stop_reason"] = stop_message;
     if (emu_dev && !stopped) {
@@ -614,6 +623,10 @@ int run_run(const RunOptions& opt) {
     std::cout << "kernel   " << kernel->name << " on " << spec << " (" << props.name << ")\n";
     std::cout << "launch   grid " << dims_str(config.grid) << " x block " << dims_str(config.block) << " = " << total
               << " threads\n";
+    if (code.format == CodeFormat::ptx)
+      std::cout << "regs     " << (kernel->vgprs ? std::to_string(kernel->vgprs) + " per thread (ptxas)"
+                                                 : "unknown: " + registers_note)
+                << "\n";
     if (!stopped) {
       char buf[160];
       if (props.emulated) {

@@ -222,4 +222,48 @@ TEST(EmuPtxDevice, DeterministicAcrossHostThreads) {
   EXPECT_EQ(diags[0], diags[2]);
 }
 
+// With ptxas's registers per thread in the code object (the CLI fills them), a block whose warps need more than
+// the SM's 64K registers is refused, as the GPU refuses it (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES).
+TEST(EmuPtxDevice, RegisterFileLimitFromTheCodeObject) {
+  for (uint32_t regs : {0u, 64u, 65u, 255u}) {
+    auto dev = eptx::make_ptx_emu_device({.target = "sm_90a"});
+    auto code = eptx::ptx_code_object(header() + kCopy, "", "copy.ptx");
+    code.kernels[0].vgprs = regs;
+    auto f = dev->load(code)->function("copy");
+    EXPECT_EQ(f->info().vgprs, regs);
+    const uint32_t n = 1024;
+    auto src = dev->alloc(n * 4), dst = dev->alloc(n * 4);
+    std::vector<uint8_t> args(20);
+    std::memcpy(args.data(), &src, 8);
+    std::memcpy(args.data() + 8, &dst, 8);
+    std::memcpy(args.data() + 16, &n, 4);
+    isatune::loader::LaunchConfig c;
+    c.block = {256, 1, 1};
+    c.grid = {4, 1, 1};
+    // 256 threads: 8 warps x regs rounded to 8 x 32 lanes; 65 -> 72 -> 18,432; 255 -> 256 -> 65,536: all fit.
+    EXPECT_NO_THROW(dev->launch(*f, c, args)) << regs;
+  }
+  // 96 registers x 768 threads = 73,728 > 65,536.
+  const char* k768 = R"(
+.visible .entry k()
+{
+  ret;
+}
+)";
+  auto dev = eptx::make_ptx_emu_device({.target = "sm_90a"});
+  auto code = eptx::ptx_code_object(header() + k768, "", "k.ptx");
+  code.kernels[0].vgprs = 96;
+  auto f = dev->load(code)->function("k");
+  isatune::loader::LaunchConfig c;
+  c.block = {768, 1, 1};
+  try {
+    dev->launch(*f, c, {});
+    FAIL() << "a block needing 73,728 registers was launched";
+  } catch (const isatune::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("too many resources requested for launch"), std::string::npos) << e.what();
+  }
+  c.block = {640, 1, 1}; // 96 x 640 = 61,440: fits
+  EXPECT_NO_THROW(dev->launch(*f, c, {}));
+}
+
 } // namespace

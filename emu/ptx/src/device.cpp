@@ -58,9 +58,10 @@ int module_sm(const std::string& target) {
 
 class PtxFunction : public loader::Function {
 public:
-  explicit PtxFunction(std::shared_ptr<const Program> p) : prog(std::move(p)) {}
-  const KernelInfo& info() const override { return prog->info; }
+  explicit PtxFunction(std::shared_ptr<const Program> p) : prog(std::move(p)), info_(prog->info) {}
+  const KernelInfo& info() const override { return info_; }
   std::shared_ptr<const Program> prog;
+  KernelInfo info_; // the program's, with the cubin's registers when the code object has them
 };
 
 class PtxModule : public loader::Module {
@@ -200,7 +201,12 @@ std::shared_ptr<loader::Module> PtxEmuDevice::load(const CodeObject& code) {
       throw InputError("emu: kernel '" + f.name + "' declares " + std::to_string(prog->shared.static_bytes) +
                        " bytes of shared memory; " + impl_->props.isa + " allows " +
                        std::to_string(impl_->target->shared_per_block));
-    mod->functions[f.name] = std::make_shared<PtxFunction>(prog);
+    auto fn = std::make_shared<PtxFunction>(prog);
+    if (const KernelInfo* k = code.find_kernel(f.name); k && k->vgprs) { // ptxas's count (read_cubin_resources)
+      fn->info_.vgprs = k->vgprs;
+      fn->info_.scratch_bytes = std::max(fn->info_.scratch_bytes, k->scratch_bytes);
+    }
+    mod->functions[f.name] = fn;
   }
   impl_->modules.push_back(mod);
   return mod;
@@ -295,7 +301,18 @@ void PtxEmuDevice::launch(loader::Function& function, const loader::LaunchConfig
   std::map<std::pair<uint32_t, int>, uint64_t> first_cta; // the report kept is the lowest cluster's
   uint64_t instr = 0, tinstr = 0, sum_cycles = 0, max_cycles = 0;
   auto start = std::chrono::steady_clock::now();
-  const uint32_t regs0 = initial_registers(uint32_t(threads));
+  // Registers per thread: ptxas's count when the code object has it, else the most the block could have.
+  uint32_t regs0 = initial_registers(uint32_t(threads));
+  if (const uint32_t r = f->info().vgprs) {
+    // The GPU allocates registers per warp in units of 256 (8 per thread): a block whose warps need more than
+    // the SM's 64K is not launched (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES).
+    const uint64_t per_warp = (uint64_t(r) + 7) / 8 * 8 * 32, warps = (threads + 31) / 32;
+    if (per_warp * warps > 65536)
+      throw InputError("emu: kernel '" + prog.name + "': " + std::to_string(r) + " registers per thread (ptxas) x " +
+                       std::to_string(threads) + " threads need " + std::to_string(per_warp * warps) +
+                       " registers, more than the SM's 65536 (too many resources requested for launch)");
+    regs0 = (r + 7) / 8 * 8;
+  }
 
   auto worker = [&] {
     ReportSink sink;

@@ -632,7 +632,7 @@ private:
     }
     k.lds_bytes = p_->shared.static_bytes;
     k.scratch_bytes = p_->local_bytes;
-    k.vgprs = p_->slots;
+    k.vgprs = 0; // registers per thread: unknown until ptxas compiles it (read_cubin_resources)
     k.wave_size = 32;
     uint32_t maxt = 1024;
     if (entry.reqntid[0])

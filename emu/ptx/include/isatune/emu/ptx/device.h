@@ -93,4 +93,8 @@ std::unique_ptr<PtxEmuDevice> make_ptx_emu_device(PtxEmuOptions options = {});
 CodeObject ptx_code_object(std::string_view text, const std::string& target = "",
                            const std::string& file = "");
 
+// Launches use KernelInfo::vgprs (registers per thread; 0 = unknown) of the code object's kernels when set: the
+// CLI fills it from ptxas (tools/ptx_resources.h), so that a launch the GPU would refuse for its register file is
+// refused and setmaxnreg starts from the real count.
+
 } // namespace isatune::emu::ptx
