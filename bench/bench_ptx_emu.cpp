@@ -126,14 +126,16 @@ LOOP:
 }
 )";
 
-void BM_MmaLoop(benchmark::State& state) {
+// Runs `kernel(out, iters)` of `ptx` on grid x block threads per benchmark iteration; reports thread
+// instructions per second and `ops_per_cta` x CTAs per second as counter `op`.
+void run_loop(benchmark::State& state, const std::string& ptx, const char* kernel, const char* target,
+              uint32_t grid, uint32_t block, uint32_t iters, uint64_t ops_per_cta, const char* op) {
   eptx::PtxEmuOptions o;
-  o.target = "sm_80";
+  o.target = target;
   o.threads = unsigned(state.range(0));
   auto dev = eptx::make_ptx_emu_device(o);
-  auto module = dev->load(eptx::ptx_code_object(kMma));
-  auto f = module->function("mma_loop");
-  const uint32_t block = 128, grid = 64, iters = 200;
+  auto module = dev->load(eptx::ptx_code_object(ptx));
+  auto f = module->function(kernel);
   uint64_t out = dev->alloc(block * 4);
   std::vector<uint8_t> args(12);
   std::memcpy(args.data(), &out, 8);
@@ -141,7 +143,7 @@ void BM_MmaLoop(benchmark::State& state) {
   isatune::loader::LaunchConfig c;
   c.grid = {grid, 1, 1};
   c.block = {block, 1, 1};
-  uint64_t thread_inst = 0, mma = 0;
+  uint64_t thread_inst = 0, ops = 0;
   double host = 0;
   for (auto _ : state) {
     dev->launch(*f, c, args);
@@ -149,11 +151,16 @@ void BM_MmaLoop(benchmark::State& state) {
       state.SkipWithError("the benchmark kernel has hazard reports");
     thread_inst += dev->last_launch().thread_instructions;
     host += dev->last_launch().host_seconds;
-    mma += uint64_t(grid) * (block / 32) * iters;
+    ops += uint64_t(grid) * ops_per_cta;
   }
   state.counters["thread_inst/s"] = benchmark::Counter(double(thread_inst) / host);
   state.counters["thread_inst/s/core"] = benchmark::Counter(double(thread_inst) / host / double(o.threads));
-  state.counters["mma/s"] = benchmark::Counter(double(mma) / host);
+  state.counters[op] = benchmark::Counter(double(ops) / host);
+}
+
+void BM_MmaLoop(benchmark::State& state) {
+  const uint32_t block = 128, iters = 200; // 4 warps, one mma.sync each per iteration
+  run_loop(state, kMma, "mma_loop", "sm_80", 64, block, iters, uint64_t(block / 32) * iters, "mma/s");
 }
 BENCHMARK(BM_MmaLoop)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -212,31 +219,8 @@ LOOP:
 }
 
 void BM_WgmmaLoop(benchmark::State& state) {
-  eptx::PtxEmuOptions o;
-  o.threads = unsigned(state.range(0));
-  auto dev = eptx::make_ptx_emu_device(o);
-  auto module = dev->load(eptx::ptx_code_object(wgmma_loop()));
-  auto f = module->function("wg");
-  const uint32_t block = 128, grid = 16, iters = 32;
-  uint64_t out = dev->alloc(block * 4);
-  std::vector<uint8_t> args(12);
-  std::memcpy(args.data(), &out, 8);
-  std::memcpy(args.data() + 8, &iters, 4);
-  isatune::loader::LaunchConfig c;
-  c.grid = {grid, 1, 1};
-  c.block = {block, 1, 1};
-  uint64_t thread_inst = 0, wgmmas = 0;
-  double host = 0;
-  for (auto _ : state) {
-    dev->launch(*f, c, args);
-    if (!dev->reports().empty())
-      state.SkipWithError("the wgmma loop reports a hazard");
-    thread_inst += dev->last_launch().thread_instructions;
-    host += dev->last_launch().host_seconds;
-    wgmmas += uint64_t(grid) * iters;
-  }
-  state.counters["thread_inst/s"] = benchmark::Counter(double(thread_inst) / host);
-  state.counters["wgmma/s"] = benchmark::Counter(double(wgmmas) / host);
+  const uint32_t iters = 32; // one warpgroup, one mma_async per iteration
+  run_loop(state, wgmma_loop(), "wg", "sm_90a", 16, 128, iters, iters, "wgmma/s");
 }
 BENCHMARK(BM_WgmmaLoop)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
