@@ -86,7 +86,7 @@ void BM_GemmEmulated64(benchmark::State& state) {
     dev->copy_to_device(ptrs.back(), host.bytes[i].data(), host.bytes[i].size());
   }
   auto module = dev->load(code);
-  auto launches = g.launches(kSig, p, prob, ptrs, {{"alpha", 1.0}, {"beta", 0.5}});
+  auto launches = g.launches(isa, kSig, p, prob, ptrs, {{"alpha", 1.0}, {"beta", 0.5}});
   auto fn = module->function(launches[0].kernel);
   loader::LaunchConfig cfg;
   cfg.grid = {launches[0].grid.x, launches[0].grid.y, 1};

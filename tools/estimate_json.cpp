@@ -21,7 +21,9 @@ nlohmann::json estimate_json(const tune::Estimate& e) {
           {"memory_ms", e.memory_ms},
           {"wave_efficiency", e.wave_efficiency},
           {"bound_ms", e.bound_ms},
-          {"bound_by", e.bound_by}};
+          {"bound_by", e.bound_by},
+          {"peaks_of", e.peaks_of},
+          {"note", e.note}};
 }
 
 } // namespace isatune::cli

@@ -6,6 +6,7 @@
 #include "families.h"
 #include "gemm_kernel.h"
 #include "gemm_params.h"
+#include "gemm_ptx_backend.h"
 #include "isatune/cdna/printer.h"
 #include "isatune/error.h"
 
@@ -15,10 +16,7 @@ namespace {
 
 using namespace gemm;
 
-struct Dims {
-  int64_t m, n, k, lda, ldb, ldc, ldd;
-  int64_t a_rows, a_cols, b_rows, b_cols; // stored shapes (column-major: rows = contiguous extent)
-};
+using Dims = GemmDims;
 
 int64_t get(const Problem& p, const char* k) {
   auto it = p.find(k);
@@ -52,7 +50,12 @@ public:
   std::string description() const override {
     return "MFMA GEMM D = alpha*op(A)*op(B) + beta*C (column-major, f16/bf16/fp8 in, f32 accumulate)";
   }
-  std::vector<std::string> targets() const override { return {"gfx90a", "gfx942", "gfx950"}; }
+  std::vector<std::string> targets() const override {
+    std::vector<std::string> t{"gfx90a", "gfx942", "gfx950"};
+    for (const GemmPtxBackend* b : gemm_ptx_backends())
+      for (const auto& isa : b->targets()) t.push_back(isa);
+    return t;
+  }
   std::vector<SignatureField> signature_schema() const override {
     const std::vector<std::string> in{"f16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp8_e4m3_fnuz", "fp8_e5m2_fnuz"};
     return {{"a", in, "type of A (fp8: OCP fp8_e4m3/fp8_e5m2 on gfx950, fp8_*_fnuz on gfx942)"},
@@ -71,7 +74,8 @@ public:
             {"ldd", 0, big, false, "leading dimension of D (0: M)"}};
   }
 
-  std::vector<std::string> constraint_descriptions(const std::string&, const Signature&) const override {
+  std::vector<std::string> constraint_descriptions(const std::string& isa, const Signature& sig) const override {
+    if (is_ptx_isa(isa)) return ptx_backend(isa, parse_sig(sig)).constraint_descriptions(isa, parse_sig(sig));
     // The rules of why_invalid (gemm_params.cpp), in its order.
     return {"waves_m * waves_n is 1, 2 or 4",
             "tile_m is a multiple of waves_m * the MFMA's M, tile_n of waves_n * the MFMA's N",
@@ -85,6 +89,10 @@ public:
   }
 
   Space space(const std::string& isa, const Signature& sig) const override {
+    if (is_ptx_isa(isa)) {
+      const GemmSig s = parse_sig(sig);
+      return ptx_backend(isa, s).space(isa, s);
+    }
     check_isa(isa);
     GemmSig s = parse_sig(sig);
     check_target(isa, s);
@@ -97,6 +105,10 @@ public:
   }
 
   Generated generate(const std::string& isa, const Signature& sig, const Params& params) const override {
+    if (is_ptx_isa(isa)) {
+      const GemmSig s = parse_sig(sig);
+      return ptx_backend(isa, s).generate(isa, s, params);
+    }
     check_isa(isa);
     GemmSig s = parse_sig(sig);
     check_target(isa, s);
@@ -153,13 +165,20 @@ public:
     return {{"alpha", {0.5, 2.0}}, {"beta", {-1.0, 1.0}}};
   }
 
-  std::vector<Launch> launches(const Signature& sig, const Params& params, const Problem& problem,
+  std::vector<Launch> launches(const std::string& isa, const Signature& sig, const Params& params, const Problem& problem,
                                std::span<const uint64_t> addresses,
                                const std::map<std::string, double>& scalars) const override {
     GemmSig s = parse_sig(sig);
     Dims d = dims_of(s, problem);
     if (addresses.size() != 5)
       throw InputError("gemm: expected 5 buffer addresses (A, B, C, D, workspace)");
+    auto scalar = [&](const char* n, double dflt) {
+      auto it = scalars.find(n);
+      return it == scalars.end() ? dflt : it->second;
+    };
+    if (is_ptx_isa(isa))
+      return ptx_backend(isa, s).launches(isa, s, params, d, addresses, float(scalar("alpha", 1.0)),
+                                          float(scalar("beta", 0.0)));
     const int tile_m = int(param_int(params, "tile_m")), tile_n = int(param_int(params, "tile_n"));
     const int depth = int(param_int(params, "depth")), vw = int(param_int(params, "vw"));
     const int split = int(param_int(params, "split_k"));
@@ -167,10 +186,6 @@ public:
     const int64_t tiles_m = (d.m + tile_m - 1) / tile_m, tiles_n = (d.n + tile_n - 1) / tile_n;
     const int64_t blocks = (d.k + depth - 1) / depth;
     const int64_t kchunk = split > 1 ? ((blocks + split - 1) / split) * depth : blocks * depth;
-    auto scalar = [&](const char* n, double dflt) {
-      auto it = scalars.find(n);
-      return it == scalars.end() ? dflt : it->second;
-    };
     const int64_t ein = s.in_bytes();
     const int64_t e = 4 * vw / ein; // elements per fast-path vector
     const int64_t es = size_of(s.cd);
@@ -255,6 +270,17 @@ private:
     if (isa != "gfx90a" && isa != "gfx942" && isa != "gfx950")
       throw InputError("gemm: no CDNA target '" + isa + "' (gfx90a, gfx942, gfx950)");
   }
+  static const GemmPtxBackend& ptx_backend(const std::string& isa, const GemmSig& s) {
+    const GemmPtxBackend* b = gemm_ptx_backend(isa);
+    if (!b) {
+      std::string known;
+      for (const GemmPtxBackend* x : gemm_ptx_backends())
+        for (const auto& t : x->targets()) known += (known.empty() ? "" : ", ") + t;
+      throw InputError("gemm: no PTX target '" + isa + "' (" + (known.empty() ? "none yet" : known) + ")");
+    }
+    b->check_signature(isa, s);
+    return *b;
+  }
   static Params params_of_list(const std::vector<Parameter>& ps, const Config& cfg) {
     Params p;
     for (size_t i = 0; i < ps.size(); ++i) p[ps[i].name] = ps[i].values[cfg[i]];
@@ -263,6 +289,28 @@ private:
 };
 
 } // namespace
+
+namespace gemm {
+
+std::vector<const GemmPtxBackend*> gemm_ptx_backends() {
+  // FAMILIES: each PTX GEMM family adds its factory here (stateless, shared across threads).
+  static const std::vector<std::unique_ptr<GemmPtxBackend>> owned = [] {
+    std::vector<std::unique_ptr<GemmPtxBackend>> v;
+    return v;
+  }();
+  std::vector<const GemmPtxBackend*> out;
+  for (const auto& b : owned) out.push_back(b.get());
+  return out;
+}
+
+const GemmPtxBackend* gemm_ptx_backend(const std::string& isa) {
+  for (const GemmPtxBackend* b : gemm_ptx_backends())
+    for (const auto& t : b->targets())
+      if (t == isa) return b;
+  return nullptr;
+}
+
+} // namespace gemm
 
 std::unique_ptr<Generator> make_gemm_generator() { return std::make_unique<GemmGenerator>(); }
 

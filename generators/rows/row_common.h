@@ -13,6 +13,7 @@
 namespace isatune::gen::rows {
 
 enum class RowOp { softmax, rmsnorm, layernorm };
+class RowPtxBackend; // row_ptx_backend.h
 
 // One point of a row kernel's space.
 struct RowParams {
@@ -39,7 +40,7 @@ class RowGenerator : public Generator {
 public:
   explicit RowGenerator(RowOp op) : op_(op) {}
   std::string name() const override;
-  std::vector<std::string> targets() const override { return {"gfx90a", "gfx942", "gfx950"}; }
+  std::vector<std::string> targets() const override; // CDNA, then the PTX backends' (row_ptx_backend.h)
   std::vector<SignatureField> signature_schema() const override;
   std::vector<ProblemField> problem_schema() const override;
   Space space(const std::string& isa, const Signature& sig) const override;
@@ -47,13 +48,14 @@ public:
   Generated generate(const std::string& isa, const Signature& sig, const Params& params) const override;
   std::vector<BufferSpec> buffers(const Signature& sig, const Problem& problem) const override;
   std::map<std::string, std::pair<double, double>> scalars(const Signature&) const override;
-  std::vector<Launch> launches(const Signature& sig, const Params& params, const Problem& problem,
+  std::vector<Launch> launches(const std::string& isa, const Signature& sig, const Params& params, const Problem& problem,
                                std::span<const uint64_t> addresses,
                                const std::map<std::string, double>& scalars) const override;
   Work work(const Signature& sig, const Problem& problem) const override;
   DType output_dtype(const Signature& sig) const override;
 
 protected:
+  const RowPtxBackend& ptx_backend(const std::string& isa) const; // InputError naming the targets
   RowOp op_;
 };
 

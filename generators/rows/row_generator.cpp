@@ -1,10 +1,12 @@
 // The Generator plumbing shared by the row kernels: schemas, the space and its constraints, buffers, launch
 // geometry and kernel arguments (docs/row-kernels.md).
 #include <algorithm>
+#include <memory>
 
 #include "isatune/cdna/printer.h"
 #include "isatune/error.h"
 #include "row_common.h"
+#include "row_ptx_backend.h"
 
 namespace isatune::gen::rows {
 
@@ -80,8 +82,44 @@ RowParams row_params(DType dtype, const Params& params) {
   return p;
 }
 
+std::vector<const RowPtxBackend*> row_ptx_backends() {
+  // FAMILIES: each PTX row-kernel family adds its factory here (stateless, shared across threads).
+  static const std::vector<std::unique_ptr<RowPtxBackend>> owned = [] {
+    std::vector<std::unique_ptr<RowPtxBackend>> v;
+    return v;
+  }();
+  std::vector<const RowPtxBackend*> out;
+  for (const auto& b : owned) out.push_back(b.get());
+  return out;
+}
+
+const RowPtxBackend* row_ptx_backend(const std::string& isa) {
+  for (const RowPtxBackend* b : row_ptx_backends())
+    for (const auto& t : b->targets())
+      if (t == isa) return b;
+  return nullptr;
+}
+
+std::vector<std::string> RowGenerator::targets() const {
+  std::vector<std::string> t{"gfx90a", "gfx942", "gfx950"};
+  for (const RowPtxBackend* b : row_ptx_backends())
+    for (const auto& isa : b->targets()) t.push_back(isa);
+  return t;
+}
+
+const RowPtxBackend& RowGenerator::ptx_backend(const std::string& isa) const {
+  const RowPtxBackend* b = row_ptx_backend(isa);
+  if (!b) {
+    std::string known;
+    for (const auto& t : targets()) known += (known.empty() ? "" : ", ") + t;
+    throw InputError(name() + " does not generate for " + isa + " (targets: " + known + ")");
+  }
+  return *b;
+}
+
 // The rules of row_valid, in words.
-std::vector<std::string> RowGenerator::constraint_descriptions(const std::string&, const Signature&) const {
+std::vector<std::string> RowGenerator::constraint_descriptions(const std::string& isa, const Signature&) const {
+  if (is_ptx_isa(isa)) return ptx_backend(isa).constraint_descriptions(op_, isa);
   return {"vec * element size is 4, 8 or 16 bytes (one dword-multiple load per chunk)",
           "row_chunk (0: always looped) is a multiple of vec * unroll",
           "rows_per_wg * waves_per_row * 64 <= 1024 threads",
@@ -151,14 +189,19 @@ std::vector<ProblemField> RowGenerator::problem_schema() const {
 }
 
 Space RowGenerator::space(const std::string& isa, const Signature& sig) const {
+  if (is_ptx_isa(isa)) return ptx_backend(isa).space(op_, isa, row_dtype(sig));
   const auto t = targets();
-  if (std::find(t.begin(), t.end(), isa) == t.end())
-    throw InputError(name() + " does not generate for " + isa + " (targets: gfx90a, gfx942, gfx950)");
+  if (std::find(t.begin(), t.end(), isa) == t.end()) {
+    std::string known;
+    for (const auto& x : t) known += (known.empty() ? "" : ", ") + x;
+    throw InputError(name() + " does not generate for " + isa + " (targets: " + known + ")");
+  }
   return row_space(op_, row_dtype(sig));
 }
 
 Generated RowGenerator::generate(const std::string& isa, const Signature& sig, const Params& params) const {
   const DType dt = row_dtype(sig);
+  if (is_ptx_isa(isa)) return ptx_backend(isa).generate(op_, isa, dt, params);
   const Space sp = space(isa, sig);
   config_of(sp, params); // InputError naming a parameter outside the space
   const RowParams p = row_params(dt, params);
@@ -217,11 +260,10 @@ std::map<std::string, std::pair<double, double>> RowGenerator::scalars(const Sig
   return {{"eps", {1e-6, 1e-5}}};
 }
 
-std::vector<Launch> RowGenerator::launches(const Signature& sig, const Params& params, const Problem& problem,
+std::vector<Launch> RowGenerator::launches(const std::string& isa, const Signature& sig, const Params& params, const Problem& problem,
                                            std::span<const uint64_t> addresses,
                                            const std::map<std::string, double>& scalars) const {
   const DType dt = row_dtype(sig);
-  const RowParams p = row_params(dt, params);
   const RowShape s = row_shape(problem);
   const size_t nbuf = op_ == RowOp::softmax ? 2 : op_ == RowOp::rmsnorm ? 3 : 4;
   if (addresses.size() != nbuf)
@@ -236,6 +278,8 @@ std::vector<Launch> RowGenerator::launches(const Signature& sig, const Params& p
     const double eps = it == scalars.end() ? 1e-5 : it->second;
     k.f32(float(eps));
   }
+  if (is_ptx_isa(isa)) return {ptx_backend(isa).launch(op_, isa, dt, params, s, k.bytes())};
+  const RowParams p = row_params(dt, params);
   Launch l;
   l.kernel = kernel_name(op_, p);
   l.grid.x = uint32_t((s.rows + p.rows_per_wg - 1) / p.rows_per_wg);

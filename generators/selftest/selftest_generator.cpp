@@ -138,7 +138,7 @@ public:
     return {x, y};
   }
 
-  std::vector<Launch> launches(const Signature&, const Params& params, const Problem& problem,
+  std::vector<Launch> launches(const std::string&, const Signature&, const Params& params, const Problem& problem,
                                std::span<const uint64_t> addresses,
                                const std::map<std::string, double>&) const override {
     if (addresses.size() != 2) throw InputError("selftest: expected 2 buffer addresses (x, y)");

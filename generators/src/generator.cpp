@@ -234,4 +234,15 @@ KernargWriter& KernargWriter::at(uint32_t offset) {
   return *this;
 }
 
+uint32_t KernargWriter::blank(uint32_t bytes, uint32_t a) {
+  align(a);
+  const uint32_t offset = uint32_t(bytes_.size());
+  bytes_.resize(bytes_.size() + bytes, 0);
+  return offset;
+}
+
+bool is_ptx_isa(std::string_view isa) {
+  return isa.size() > 3 && isa.substr(0, 3) == "sm_";
+}
+
 } // namespace isatune::gen

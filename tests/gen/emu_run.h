@@ -45,7 +45,7 @@ inline Outcome run_problem(emu::EmuDevice& dev, const gen::Generator& g, const C
     ptrs.push_back(p);
   }
   auto module = dev.load(code);
-  for (const gen::Launch& l : g.launches(sig, params, prob, ptrs, scalars)) {
+  for (const gen::Launch& l : g.launches(code.isa, sig, params, prob, ptrs, scalars)) {
     auto fn = module->function(l.kernel);
     loader::LaunchConfig cfg;
     cfg.grid = {l.grid.x, l.grid.y, l.grid.z};

@@ -165,7 +165,7 @@ TEST(Rows, LaunchGeometryAndKernargs) {
                 {"unroll", gen::Value::num(1)},
                 {"row_chunk", gen::Value::num(0)}};
   const uint64_t addr[] = {0x1000, 0x2000, 0x3000, 0x4000};
-  auto ls = g.launches({{"dtype", "bf16"}}, p, {{"rows", 9}, {"N", 100}, {"ld", 101}}, addr, {{"eps", 0.5}});
+  auto ls = g.launches("gfx90a", {{"dtype", "bf16"}}, p, {{"rows", 9}, {"N", 100}, {"ld", 101}}, addr, {{"eps", 0.5}});
   ASSERT_EQ(ls.size(), 1u);
   EXPECT_EQ(ls[0].grid.x, 3u);    // ceil(9 / 4)
   EXPECT_EQ(ls[0].block.x, 512u); // 4 rows x 2 waves
@@ -189,7 +189,7 @@ TEST(Rows, LaunchGeometryAndKernargs) {
   EXPECT_EQ(gd.cdna->kernarg_size, 52u);
   EXPECT_EQ(gd.cdna->workgroup_size, 512u);
   EXPECT_EQ(gd.cdna->lds_bytes, 2u * 4 * 2 * 4); // two reductions x rows x waves x f32
-  EXPECT_THROW(g.launches({{"dtype", "bf16"}}, p, {{"rows", 9}, {"N", 100}}, std::span(addr, 3), {}),
+  EXPECT_THROW(g.launches("gfx90a", {{"dtype", "bf16"}}, p, {{"rows", 9}, {"N", 100}}, std::span(addr, 3), {}),
                InputError);
 }
 

@@ -5,6 +5,7 @@
 
 #include "isatune/codeobj/reader.h"
 #include "isatune/error.h"
+#include "isatune/toolchain/ptx_text_object.h"
 #include "isatune/tune/variant_runner.h"
 #include "worker_protocol.h"
 
@@ -48,7 +49,15 @@ int serve_device_worker(loader::Device& device, int in_fd, int out_fd) {
       spec.params = worker::params_from_json(request.at("params"));
       const gen::Problem problem = request.at("problem").get<gen::Problem>();
       Compiled compiled;
-      compiled.code = codeobj::read_code_object(blob, "request");
+      // An ELF (hsaco, cubin) or PTX text (the PTX emulator's input; the NUL the driver wants at its end).
+      const bool elf = blob.size() >= 4 && blob[0] == 0x7f && blob[1] == 'E' && blob[2] == 'L' && blob[3] == 'F';
+      if (elf) {
+        compiled.code = codeobj::read_code_object(blob, "request");
+      } else {
+        std::string_view text(reinterpret_cast<const char*>(blob.data()), blob.size());
+        if (!text.empty() && text.back() == '\0') text.remove_suffix(1);
+        compiled.code = toolchain::ptx_text_object(text, spec.isa, "request.ptx");
+      }
       r = run_variant(device, compiled, spec, problem, worker::run_options_from_json(request.at("options")));
     } catch (const std::exception& e) {
       r = RunResult{};

@@ -153,6 +153,12 @@ Evaluation GeneratorEvaluator::evaluate(const gen::Config& config) {
     return finish_detail(co.compile_s);
   };
   if (co.status != Status::ok) return fail_all(co.status, co.message);
+  if (!co.compiled->prune_reasons.empty()) { // ptxas serialised wgmma or ignored setmaxnreg: not worth device time
+    std::string why = "ptxas: " + co.compiled->prune_reasons.front();
+    if (co.compiled->prune_reasons.size() > 1)
+      why += " (and " + std::to_string(co.compiled->prune_reasons.size() - 1) + " more)";
+    return fail_all(Status::compile, why);
+  }
   if (std::string why = resource_problem(*co.compiled); !why.empty()) return fail_all(Status::resource, why);
 
   VariantSpec spec{job_.generator, job_.isa, job_.sig, d.params};

@@ -121,7 +121,7 @@ void TuningRecorder::record(const gen::Params& params, const Compiled* compiled,
       if (v.kernel.empty() && !compiled->code.kernels.empty()) v.kernel = compiled->code.kernels.front().name;
       // The block size is the generator's for the first problem; grids depend on the problem.
       try {
-        const auto launches = job_.generator->launches(job_.sig, params, job_.problems.front(),
+        const auto launches = job_.generator->launches(job_.isa, job_.sig, params, job_.problems.front(),
                                                        std::vector<uint64_t>(job_.generator->buffers(job_.sig, job_.problems.front()).size(), 0), {});
         if (launches.size() == 1) {
           const auto& b = launches.front().block;

@@ -8,6 +8,8 @@
 #include "isatune/error.h"
 #include "isatune/toolchain/assembler.h"
 #include "isatune/toolchain/kernel_assembler.h"
+#include "isatune/toolchain/ptx_compiler.h"
+#include "isatune/toolchain/ptx_text_object.h"
 
 namespace isatune::tune {
 
@@ -41,13 +43,52 @@ double percentile(std::vector<double> v, double q) {
 
 } // namespace
 
-Compiled compile_variant(const VariantSpec& spec) {
+const CodeObject& Compiled::code_for(const loader::DeviceProperties& device) const {
+  return machine_code && !device.emulated ? *machine_code : code;
+}
+
+std::string ptxas_unavailable_reason() {
+  return toolchain::ptx_backend_unavailable_reason(toolchain::PtxBackend::ptxas);
+}
+
+namespace {
+
+// PTX: the text object for the emulator, then (with ptxas) the cubin and what ptxas says about it.
+void compile_ptx_variant(Compiled& c, const VariantSpec& spec, const CompileOptions& options) {
+  const std::string file = spec.generator->name() + "_" + spec.isa + ".ptx";
+  c.code = toolchain::ptx_text_object(c.generated.text, spec.isa, file);
+  if (!options.ptxas || !ptxas_unavailable_reason().empty()) return;
+  toolchain::PtxCompileOptions o;
+  o.target = spec.isa;
+  o.backend = toolchain::PtxBackend::ptxas; // the reference: whole-program, honours setmaxnreg
+  o.file_name = file;
+  toolchain::PtxCompiled r = toolchain::compile_ptx(c.generated.text, o);
+  toolchain::apply_ptxas_resources(c.code, r.report);
+  for (const auto& issue : r.report.issues) {
+    using K = toolchain::PtxIssueKind;
+    if (issue.kind == K::wgmma_serialized || issue.kind == K::wgmma_wait_injected ||
+        issue.kind == K::setmaxnreg_ignored)
+      c.prune_reasons.push_back((issue.code.empty() ? "" : issue.code + " ") +
+                                toolchain::ptx_issue_kind_name(issue.kind) + ": " + issue.message);
+  }
+  c.machine_code = std::move(r.code);
+  c.ptx_report = std::move(r.report);
+}
+
+} // namespace
+
+Compiled compile_variant(const VariantSpec& spec, const CompileOptions& compile_options) {
   if (!spec.generator) throw InputError("compile_variant: no generator");
   Compiled c;
   auto t0 = std::chrono::steady_clock::now();
   c.generated = spec.generator->generate(spec.isa, spec.sig, spec.params);
   c.generate_s = seconds_since(t0);
   auto t1 = std::chrono::steady_clock::now();
+  if (gen::is_ptx_isa(spec.isa)) {
+    compile_ptx_variant(c, spec, compile_options);
+    c.assemble_s = seconds_since(t1);
+    return c;
+  }
   toolchain::AssembleOptions options;
   options.target = spec.isa;
   options.file_name = spec.generator->name() + ".s";
@@ -78,7 +119,7 @@ RunResult run_variant(loader::Device& device, const Compiled& compiled, const Va
 
   std::shared_ptr<loader::Module> module;
   try {
-    module = device.load(compiled.code);
+    module = device.load(compiled.code_for(device.properties()));
   } catch (const Error& e) {
     return finish(Status::resource, std::string("load: ") + e.what());
   }
@@ -105,8 +146,18 @@ RunResult run_variant(loader::Device& device, const Compiled& compiled, const Va
   std::vector<gen::Launch> launches;
   std::vector<std::shared_ptr<loader::Function>> functions;
   try {
-    launches = g.launches(spec.sig, spec.params, problem, addresses, scalars);
-    for (const auto& l : launches) functions.push_back(module->function(l.kernel));
+    launches = g.launches(spec.isa, spec.sig, spec.params, problem, addresses, scalars);
+    for (auto& l : launches) {
+      functions.push_back(module->function(l.kernel));
+      // Tensor maps are encoded by the device (its driver's format) into the slots the generator left.
+      for (const auto& tm : l.tensor_maps) {
+        if (size_t(tm.kernarg_offset) + 128 > l.kernargs.size())
+          throw InputError("tensor map at kernarg offset " + std::to_string(tm.kernarg_offset) +
+                           " is beyond the " + std::to_string(l.kernargs.size()) + " bytes of arguments");
+        const TensorMap m = device.encode_tensor_map(tm.map);
+        std::copy(m.bytes.begin(), m.bytes.end(), l.kernargs.begin() + tm.kernarg_offset);
+      }
+    }
   } catch (const Error& e) {
     return finish(Status::runtime, std::string("launch setup: ") + e.what());
   }
@@ -116,6 +167,8 @@ RunResult run_variant(loader::Device& device, const Compiled& compiled, const Va
       loader::LaunchConfig cfg;
       cfg.grid = {l.grid.x, l.grid.y, l.grid.z};
       cfg.block = {l.block.x, l.block.y, l.block.z};
+      cfg.dynamic_shared_bytes = l.dynamic_shared_bytes;
+      cfg.cluster = {l.cluster.x, l.cluster.y, l.cluster.z};
       device.launch(*functions[i], cfg, l.kernargs);
     }
   };

@@ -125,7 +125,7 @@ RunResult WorkerRunner::run(const Compiled& compiled, const VariantSpec& spec, c
   std::vector<uint8_t> blob;
   worker::ReadStatus got = worker::ReadStatus::eof;
   try {
-    worker::write_message(fd_, request, compiled.code.bytes);
+    worker::write_message(fd_, request, compiled.code_for(properties()).bytes);
     got = worker::read_message(fd_, reply, blob, timeout_s);
   } catch (const Error&) {
     got = worker::ReadStatus::eof; // the worker is gone

@@ -14,6 +14,7 @@
 #include "isatune/cdna/kernel.h"
 #include "isatune/gen/dtype.h"
 #include "isatune/gen/space.h"
+#include "isatune/tensor_map_args.h"
 
 namespace isatune::gen {
 
@@ -55,20 +56,37 @@ struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;
 };
 
+// A CUtensorMap kernel argument (TMA, sm_90+): the device encodes `map` (global_address already the buffer's
+// device address) at launch time and writes its 128 bytes into Launch::kernargs at `kernarg_offset`, which
+// the generator left zero and 64-byte aligned. On a GPU the CUDA driver encodes it; on the emulator, the
+// emulator (loader::Device::encode_tensor_map).
+struct TensorMapParam {
+  uint32_t kernarg_offset = 0;
+  TensorMapTiledArgs map;
+};
+
 // One kernel launch of a problem, with its packed kernel arguments.
 struct Launch {
   std::string kernel; // symbol of the kernel in the generated code
-  Dim3 grid;          // in workgroups
+  Dim3 grid;          // in workgroups (CTAs)
   Dim3 block;         // threads per workgroup
   std::vector<uint8_t> kernargs;
+  uint32_t dynamic_shared_bytes = 0;       // NVIDIA: dynamic shared memory per CTA (above 48 KiB needs opt-in)
+  Dim3 cluster;                            // NVIDIA sm_90+: CTAs per cluster; 1,1,1: no cluster
+  std::vector<TensorMapParam> tensor_maps; // NVIDIA sm_90+: encoded by the device into kernargs
 };
 
-// What a generator emits for one variant.
+// True for the NVIDIA PTX targets ("sm_80", "sm_90a"); CDNA targets are "gfx...".
+bool is_ptx_isa(std::string_view isa);
+
+// What a generator emits for one variant. Per ISA family: a CDNA generator gives the assembly text and its
+// kernel IR (the assembler's fast path); a PTX generator gives the PTX module's text (ptx::print), which
+// ptxas compiles for a GPU and the PTX emulator runs as it is.
 struct Generated {
-  std::string isa;                   // "gfx942"
+  std::string isa;                   // "gfx942", "sm_90a"
   std::string kernel_name;
-  std::string text;                  // assembly, ready for the toolchain
-  std::optional<cdna::Kernel> cdna;  // the kernel IR (CDNA generators), for fast paths and inspection
+  std::string text;                  // CDNA assembly or a PTX module, ready for the toolchain
+  std::optional<cdna::Kernel> cdna;  // CDNA only: the kernel IR, for fast paths and inspection
 };
 
 // FLOPs and compulsory bytes of a problem, for the roofline estimate.
@@ -101,7 +119,10 @@ public:
   // Scalars of a problem that are not buffers (alpha, beta, epsilon), drawn by the harness per run: the
   // generator names them and their ranges; defaults none.
   virtual std::map<std::string, std::pair<double, double>> scalars(const Signature&) const { return {}; }
-  virtual std::vector<Launch> launches(const Signature& sig, const Params& params, const Problem& problem,
+  // The launches of a problem for a variant generated for `isa` (kernels, geometry and kernel arguments are
+  // per ISA family).
+  virtual std::vector<Launch> launches(const std::string& isa, const Signature& sig, const Params& params,
+                                       const Problem& problem,
                                        std::span<const uint64_t> addresses,
                                        const std::map<std::string, double>& scalars) const = 0;
   // float64 reference: `buffers` holds every buffer's values (inputs as stored, i.e. already rounded to their
@@ -144,6 +165,9 @@ public:
   KernargWriter& f32(float v);
   KernargWriter& u64(uint64_t v);
   KernargWriter& at(uint32_t offset); // pads with zeros up to offset
+  // Appends `bytes` zero bytes at `align` and returns their offset (a slot the device fills: a tensor map).
+  uint32_t blank(uint32_t bytes, uint32_t align);
+  uint32_t size() const { return uint32_t(bytes_.size()); }
   std::vector<uint8_t> bytes() const { return bytes_; }
 
 private:

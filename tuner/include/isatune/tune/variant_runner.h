@@ -12,6 +12,7 @@
 #include "isatune/gen/buffers.h"
 #include "isatune/gen/generator.h"
 #include "isatune/loader/device.h"
+#include "isatune/toolchain/ptx_report.h"
 #include "isatune/tune/status.h"
 
 namespace isatune::tune {
@@ -25,12 +26,31 @@ struct VariantSpec {
 
 struct Compiled {
   gen::Generated generated;
+  // CDNA: the hsaco. PTX: the PTX text object (what the PTX emulator runs), its registers, shared and local
+  // memory filled from ptxas when ptxas compiled it.
   CodeObject code;
+  // PTX compiled by ptxas: the cubin a GPU loads (run_variant prefers it on a real device), and ptxas's report.
+  std::optional<CodeObject> machine_code;
+  std::optional<toolchain::PtxReport> ptx_report;
+  // ptxas findings that prune the variant before device time, one line each ("C7511 wgmma_serialized: ...");
+  // spills and stack frames are in code's scratch_bytes (the tuner's resource check).
+  std::vector<std::string> prune_reasons;
   double generate_s = 0, assemble_s = 0;
+
+  // The code object `device` should load: the cubin on a GPU when there is one, else `code`.
+  const CodeObject& code_for(const loader::DeviceProperties& device) const;
+};
+
+struct CompileOptions {
+  // PTX: compile with ptxas (when found) to read registers, spills and serialisation warnings, and to give a
+  // GPU machine code. Off: the PTX text alone (the emulator needs nothing more; a GPU's driver compiles it).
+  bool ptxas = true;
 };
 
 // Throws InputError (a point outside the space) or AssemblyError (the toolchain rejected the text).
-Compiled compile_variant(const VariantSpec& spec);
+Compiled compile_variant(const VariantSpec& spec, const CompileOptions& options = {});
+// Whether compile_variant can run ptxas here ("" when it can, else why not).
+std::string ptxas_unavailable_reason();
 
 struct TimingOptions {
   int warmup = 2;          // launches before timing
