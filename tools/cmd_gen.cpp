@@ -11,6 +11,7 @@
 #include "file_io.h"
 #include "estimate_json.h"
 #include "generator_args.h"
+#include "isatune/error.h"
 #include "isatune/tune/estimate.h"
 #include "isatune/tune/variant_runner.h"
 
@@ -32,7 +33,9 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 int run_gen(const GenOptions& opt) {
   const tune::VariantSpec spec = variant_spec(opt.kernel, opt.args);
   const gen::Generator& g = *spec.generator;
-  const bool want_code = ends_with(opt.output, ".hsaco") || !opt.args.problem.empty();
+  // A code object: .hsaco (CDNA) or .cubin (PTX through ptxas); .s / .ptx is the text.
+  const bool binary_out = ends_with(opt.output, ".hsaco") || ends_with(opt.output, ".cubin");
+  const bool want_code = binary_out || !opt.args.problem.empty();
 
   tune::Compiled compiled;
   if (want_code) {
@@ -47,7 +50,14 @@ int run_gen(const GenOptions& opt) {
   }
 
   if (!opt.output.empty()) {
-    if (ends_with(opt.output, ".hsaco")) {
+    if (ends_with(opt.output, ".cubin")) {
+      if (!compiled.machine_code)
+        throw InputError("-o " + opt.output + ": a cubin needs ptxas (" +
+                         (gen::is_ptx_isa(spec.isa) ? tune::ptxas_unavailable_reason() : spec.isa + " is not a PTX target") +
+                         ")");
+      write_binary_file(opt.output, compiled.machine_code->bytes);
+    } else if (ends_with(opt.output, ".hsaco")) {
+      if (gen::is_ptx_isa(spec.isa)) throw InputError("-o " + opt.output + ": " + spec.isa + " makes a .cubin, not an .hsaco");
       write_binary_file(opt.output, compiled.code.bytes);
     } else {
       const auto& t = compiled.generated.text;
@@ -76,6 +86,7 @@ int run_gen(const GenOptions& opt) {
   std::cout << "variant  " << g.name() << " " << spec.isa << " " << gen::format(spec.sig) << " "
             << gen::format(spec.params) << "\n";
   if (!opt.output.empty()) std::cout << "wrote    " << opt.output << "\n";
+  for (const auto& why : compiled.prune_reasons) std::cout << "ptxas    the tuner prunes it: " << why << "\n";
   if (est) {
     char buf[512];
     std::snprintf(buf, sizeof buf,
@@ -87,6 +98,8 @@ int run_gen(const GenOptions& opt) {
                   est->intensity, (unsigned long long)est->workgroups, est->workgroup_size, est->bound_ms,
                   est->bound_by.c_str(), est->peak_tflops, est->peak_tbps, est->wave_efficiency);
     std::cout << buf;
+    if (!est->peaks_of.empty()) std::cout << "peaks of " << est->peaks_of << "\n";
+    if (!est->note.empty()) std::cout << "note     " << est->note << "\n";
   }
   return kExitOk;
 }
@@ -101,7 +114,7 @@ void add_gen_command(CLI::App& app, const GlobalOptions& global, int& status) {
   add_target_and_signature_options(*cmd, opt->args);
   add_param_option(*cmd, opt->args);
   add_problem_option(*cmd, opt->args, false);
-  cmd->add_option("-o,--output", opt->output, "Write the assembly (.s) or the assembled code object (.hsaco)");
+  cmd->add_option("-o,--output", opt->output, "Write the text (.s for CDNA, .ptx for PTX) or the code object (.hsaco; .cubin through ptxas)");
   cmd->add_flag("--json", opt->json, "Print one JSON object (with the text when no -o)");
   cmd->footer("With --problem, also prints the static estimate: registers, LDS, occupancy, FLOPs, bytes and the "
               "roofline bound against the target's peaks.");

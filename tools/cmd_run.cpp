@@ -25,6 +25,7 @@
 #include "isatune/error.h"
 #include "isatune/loader/backend.h"
 #include "isatune/loader/kernargs.h"
+#include "isatune/ptx/tensor_map.h"
 #include "isatune/toolchain/assembler.h"
 #include "run_generated.h"
 #include "ptx_resources.h"
@@ -302,10 +303,6 @@ int run_run(const RunOptions& opt) {
   }
   CodeObject code = load_code(opt.input);
   if (code.kernels.empty()) throw InputError(opt.input + ": the code object has no kernels");
-  // PTX: ptxas's registers per thread, so the emulator refuses what the GPU would (skipped, with the reason
-  // printed, when ptxas is absent).
-  std::string registers_note;
-  if (code.format == CodeFormat::ptx) registers_note = read_cubin_resources(code);
   const KernelInfo* kernel = nullptr;
   if (opt.kernel.empty()) {
     if (code.kernels.size() > 1) {
@@ -338,6 +335,8 @@ int run_run(const RunOptions& opt) {
   std::vector<std::string> specs(explicit_args.size());
   std::vector<bool> given(explicit_args.size(), false);
   std::vector<std::string> positional;
+  if (!opt.kernargs.empty() && !opt.args.empty())
+    throw InputError("--kernargs FILE gives every argument's bytes; it does not combine with --arg");
   for (const auto& text : opt.args) {
     auto eq = text.find('='), colon = text.find(':');
     if (eq == std::string::npos || (colon != std::string::npos && colon < eq)) {
@@ -368,8 +367,6 @@ int run_run(const RunOptions& opt) {
   // With a name given, the arguments not given are zero (a null pointer for a buffer), as are pads and unnamed
   // fields; positional arguments alone must be complete, so that a forgotten one is an error, not a zero.
   const bool named = positional.size() != opt.args.size();
-  if (!opt.kernargs.empty() && !opt.args.empty())
-    throw InputError("--kernargs FILE gives every argument's bytes; it does not combine with --arg");
   if (opt.kernargs.empty() &&
       (next > given.size() || (!named && std::count(given.begin(), given.end(), true) != std::ptrdiff_t(given.size()))))
     throw InputError("kernel '" + kernel->name + "' takes " + std::to_string(explicit_args.size()) + " argument" +
@@ -453,6 +450,11 @@ int run_run(const RunOptions& opt) {
     args[idx].out = o.substr(eq + 1);
   }
 
+  // PTX: ptxas's registers per thread, so the emulator refuses what the GPU would (skipped, with the reason
+  // printed, when ptxas is absent). After the arguments are checked: a typo costs no compile.
+  std::string registers_note;
+  if (code.format == CodeFormat::ptx) registers_note = read_cubin_resources(code);
+
   // The device: a GPU when one is listed and the code fits it, else the emulator for the code object's ISA.
   std::string spec = opt.device;
   if (spec.empty()) {
@@ -502,7 +504,7 @@ int run_run(const RunOptions& opt) {
     if (!a.tensor_map) continue;
     const ParsedArg& b = args[a.tmap_buffer];
     a.tmap.args.global_address = b.ptr;
-    uint64_t span = tensor_map_span_bytes(a.tmap.args);
+    uint64_t span = isatune::ptx::tensor_map_span_bytes(a.tmap.args);
     if (span > b.bytes.size())
       bad_arg(i, a.text, "the tensor spans " + std::to_string(span) + " bytes, but buffer '" + a.tmap.buffer +
                              "' holds " + std::to_string(b.bytes.size()));

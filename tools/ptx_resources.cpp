@@ -2,6 +2,7 @@
 
 #include "isatune/error.h"
 #include "isatune/toolchain/ptx_compiler.h"
+#include "isatune/toolchain/ptx_text_object.h"
 
 namespace isatune::cli {
 
@@ -20,11 +21,7 @@ std::string read_cubin_resources(CodeObject& code) {
   } catch (const Error& e) {
     return std::string("ptxas: ") + e.what();
   }
-  for (auto& k : code.kernels)
-    if (const toolchain::PtxKernelReport* r = c.report.find(k.name)) {
-      k.vgprs = r->registers;
-      k.scratch_bytes = std::max(k.scratch_bytes, r->stack_bytes);
-    }
+  toolchain::apply_ptxas_resources(code, c.report);
   return "";
 }
 

@@ -20,9 +20,12 @@ int run_generated(const GeneratedRunOptions& opt) {
   const gen::Problem problem = gen::parse_problem(g, opt.args.problem);
 
   const tune::Compiled compiled = tune::compile_variant(spec);
-  const tune::Estimate est = tune::estimate(compiled.code, g, spec.isa, spec.sig, spec.params, problem);
   std::string device_spec = opt.device.empty() || opt.device == "emu" ? "emu:" + spec.isa : opt.device;
   auto device = loader::open_device(device_spec);
+  const tune::Estimate est =
+      tune::estimate(compiled.code, g, spec.isa, spec.sig, spec.params, problem, device->properties().name);
+  const bool ptx = gen::is_ptx_isa(spec.isa);
+  const std::string ptxas_why = ptx && !compiled.ptx_report ? tune::ptxas_unavailable_reason() : "";
   if (auto* e = dynamic_cast<emu::EmuDevice*>(device.get()); e && opt.threads) e->set_threads(opt.threads);
   tune::RunOptions ro;
   ro.seed = opt.seed;
@@ -47,6 +50,12 @@ int run_generated(const GeneratedRunOptions& opt) {
       j["timing"] = {{"median_ms", r.timing->median_ms}, {"p20_ms", r.timing->p20_ms}, {"p80_ms", r.timing->p80_ms},
                      {"reps", r.timing->reps}, {"method", r.timing->method}};
     j["estimate"] = estimate_json(est);
+    if (ptx) {
+      j["ptxas"] = compiled.ptx_report ? nlohmann::json{{"registers", compiled.code.kernels.front().vgprs},
+                                                        {"scratch_bytes", compiled.code.kernels.front().scratch_bytes},
+                                                        {"prune_reasons", compiled.prune_reasons}}
+                                       : nlohmann::json{{"skipped", ptxas_why}};
+    }
     std::cout << j.dump(2) << "\n";
   } else {
     char buf[512];
@@ -73,11 +82,30 @@ int run_generated(const GeneratedRunOptions& opt) {
                       r.timing->median_ms, r.timing->p20_ms, r.timing->p80_ms, r.timing->reps);
       std::cout << buf;
     }
-    std::snprintf(buf, sizeof buf,
-                  "estimate %u VGPR (%u AGPR), %u SGPR, LDS %u B, %u waves/SIMD; roofline %.4g ms (%s bound)\n",
-                  est.vgprs, est.agprs, est.sgprs, est.lds_bytes, est.occupancy.waves_per_simd, est.bound_ms,
-                  est.bound_by.c_str());
+    if (ptx) {
+      if (compiled.ptx_report) {
+        const auto& k = compiled.code.kernels.front();
+        std::snprintf(buf, sizeof buf, "ptxas    %u registers per thread, %u bytes local/stack (spills)\n", k.vgprs,
+                      k.scratch_bytes);
+        std::cout << buf;
+        for (const auto& why : compiled.prune_reasons) std::cout << "ptxas    the tuner prunes it: " << why << "\n";
+      } else {
+        std::cout << "ptxas    not run: " << ptxas_why << "\n";
+      }
+      std::snprintf(buf, sizeof buf,
+                    "estimate %u registers, shared %u B, %u blocks/SM (limited by %s); roofline on %s %.4g ms (%s "
+                    "bound)\n",
+                    est.vgprs, est.lds_bytes, est.occupancy.workgroups_per_cu,
+                    est.occupancy.limiter.empty() ? "nothing" : est.occupancy.limiter.c_str(), est.peaks_of.c_str(),
+                    est.bound_ms, est.bound_by.c_str());
+    } else {
+      std::snprintf(buf, sizeof buf,
+                    "estimate %u VGPR (%u AGPR), %u SGPR, LDS %u B, %u waves/SIMD; roofline %.4g ms (%s bound)\n",
+                    est.vgprs, est.agprs, est.sgprs, est.lds_bytes, est.occupancy.waves_per_simd, est.bound_ms,
+                    est.bound_by.c_str());
+    }
     std::cout << buf;
+    if (!est.note.empty()) std::cout << "         " << est.note << "\n";
     std::cout << "status   " << tune::to_string(r.status) << (r.message.empty() ? "" : ": " + r.message) << "\n";
   }
   return r.status == tune::Status::ok ? kExitOk : kExitInputError;

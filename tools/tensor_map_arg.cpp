@@ -44,12 +44,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 bool is_tensor_map_arg(const std::string& text) { return text.rfind("tmap:", 0) == 0; }
 
-uint64_t tensor_map_span_bytes(const TensorMapTiledArgs& a) {
-  uint64_t end = a.global_dim[0] * element_bytes(a.data_type);
-  for (uint32_t d = 1; d < a.rank && d < 5; ++d) end += (a.global_dim[d] - 1) * a.global_strides[d - 1];
-  return end;
-}
-
 TensorMapArg parse_tensor_map_arg(size_t index, const std::string& text) {
   auto fail = [&](const std::string& why) -> void {
     throw InputError("--arg " + std::to_string(index) + " '" + text + "': " + why);

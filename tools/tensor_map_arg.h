@@ -26,7 +26,5 @@ struct TensorMapArg {
 bool is_tensor_map_arg(const std::string& text);
 // Throws InputError "--arg INDEX 'TEXT': why" for anything malformed.
 TensorMapArg parse_tensor_map_arg(size_t index, const std::string& text);
-// Bytes the map spans from its global address (the last element of every dimension, inclusive).
-uint64_t tensor_map_span_bytes(const TensorMapTiledArgs& args);
 
 } // namespace isatune::cli

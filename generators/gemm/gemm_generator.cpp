@@ -48,7 +48,8 @@ class GemmGenerator : public Generator {
 public:
   std::string name() const override { return "gemm"; }
   std::string description() const override {
-    return "MFMA GEMM D = alpha*op(A)*op(B) + beta*C (column-major, f16/bf16/fp8 in, f32 accumulate)";
+    return "GEMM D = alpha*op(A)*op(B) + beta*C (column-major, f16/bf16/fp8 in, f32 accumulate): MFMA on CDNA, "
+           "mma.sync on sm_80/sm_90, wgmma + TMA on sm_90a";
   }
   std::vector<std::string> targets() const override {
     std::vector<std::string> t{"gfx90a", "gfx942", "gfx950"};

@@ -379,6 +379,10 @@ CodeObject Database::code_object(const std::string& sha256) {
     code.isa = s.text(1);
     code.target_id = s.text(2);
     code.bytes = s.blob(3);
+    // NVIDIA objects are cubins (ELF) or PTX text, which the PTX emulator runs and the driver compiles at load.
+    const bool elf = code.bytes.size() >= 4 && code.bytes[0] == 0x7f && code.bytes[1] == 'E' && code.bytes[2] == 'L' &&
+                     code.bytes[3] == 'F';
+    if (code.vendor == Vendor::nvidia && !elf) code.format = CodeFormat::ptx;
   }
   std::string digest = loader::sha256_hex(code.bytes);
   if (digest != sha256)

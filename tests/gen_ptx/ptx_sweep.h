@@ -18,10 +18,12 @@ namespace gen_ptx_test {
 using namespace isatune;
 
 // One emulator per target, shared by the tests of a program (devices are thread-safe; reports are taken per run).
+// sm_90 code runs on the sm_90a emulator (a superset; the emulator has no plain sm_90 device).
 inline emu::ptx::PtxEmuDevice& emu_device(const std::string& isa) {
   static std::map<std::string, std::unique_ptr<emu::ptx::PtxEmuDevice>> devices;
-  auto& d = devices[isa];
-  if (!d) d = emu::ptx::make_ptx_emu_device({.target = isa});
+  const std::string target = isa == "sm_90" ? "sm_90a" : isa;
+  auto& d = devices[target];
+  if (!d) d = emu::ptx::make_ptx_emu_device({.target = target});
   return *d;
 }
 

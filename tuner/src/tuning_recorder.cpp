@@ -10,6 +10,7 @@
 #include "isatune/error.h"
 #include "isatune/loader/sha256.h"
 #include "isatune/toolchain/assembler.h"
+#include "isatune/toolchain/ptx_compiler.h"
 #include "worker_protocol.h"
 
 namespace isatune::tune {
@@ -63,12 +64,20 @@ TuningRecorder::TuningRecorder(db::Database& db, const TuningJob& job, const loa
   d.driver_version = device.driver_version;
   d.emulated = device.emulated;
   device_id_ = db_.record_device(d);
-  std::string version = "unknown";
+  // The toolchain that made the code objects: LLVM for CDNA; for PTX, ptxas when it compiles the candidates
+  // (its cubin is what a GPU runs), else the PTX text as generated ("ptx", run by the emulator or the driver).
+  std::string name = "llvm", version = "unknown";
   try {
-    version = toolchain::make_assembler("llvm")->version();
+    if (gen::is_ptx_isa(job.isa)) {
+      const std::string ptxas = toolchain::ptx_backend_version(toolchain::PtxBackend::ptxas);
+      name = ptxas.empty() ? "ptx" : "ptxas";
+      version = ptxas.empty() ? "text" : ptxas;
+    } else {
+      version = toolchain::make_assembler("llvm")->version();
+    }
   } catch (const std::exception&) {
   }
-  toolchain_id_ = db_.record_toolchain("llvm", version);
+  toolchain_id_ = db_.record_toolchain(name, version);
   generator_id_ = db_.record_generator(job.generator->name(), generator_version(job));
   sig_key_ = db::canonical_json(nlohmann::json(job.sig).dump(), "signature");
 }
@@ -116,7 +125,7 @@ void TuningRecorder::record(const gen::Params& params, const Compiled* compiled,
     v.signature = sig_key_;
     v.parameters = params_key(params);
     if (compiled) {
-      v.code_object = db_.record_code_object(compiled->code, toolchain_id_);
+      v.code_object = db_.record_code_object(compiled->code_for(device_), toolchain_id_); // what the device ran
       v.kernel = compiled->generated.kernel_name;
       if (v.kernel.empty() && !compiled->code.kernels.empty()) v.kernel = compiled->code.kernels.front().name;
       // The block size is the generator's for the first problem; grids depend on the problem.

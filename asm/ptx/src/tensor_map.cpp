@@ -141,6 +141,14 @@ void for_each_box_element(const TensorMapTiledArgs& m, std::span<const int32_t> 
 
 } // namespace
 
+uint64_t tensor_map_span_bytes(const TensorMapTiledArgs& a) {
+  const uint32_t elem = tensor_map_element_bytes(a.data_type);
+  uint64_t end = elem ? a.global_dim[0] * elem
+                      : (a.global_dim[0] + 15) / 16 * (a.data_type == TensorMapDataType::u4x16_align8b ? 8 : 16);
+  for (uint32_t d = 1; d < a.rank && d < 5; ++d) end += (a.global_dim[d] - 1) * a.global_strides[d - 1];
+  return end;
+}
+
 uint32_t tensor_map_element_bytes(TensorMapDataType t) {
   switch (t) {
   case TensorMapDataType::uint8:

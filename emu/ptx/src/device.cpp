@@ -514,11 +514,7 @@ std::vector<std::string> PtxEmuDevice::take_diagnostics() {
 
 TensorMap PtxEmuDevice::encode_tensor_map(const TensorMapTiledArgs& args) {
   isatune::ptx::validate_tensor_map_tiled(args);
-  // The furthest byte the map can address: the last element of every dimension.
-  uint64_t elem = std::max<uint32_t>(isatune::ptx::tensor_map_element_bytes(args.data_type), 1);
-  uint64_t end = args.global_dim[0] * elem;
-  for (uint32_t d = 1; d < args.rank; ++d)
-    end += (args.global_dim[d] - 1) * args.global_strides[d - 1];
+  const uint64_t end = isatune::ptx::tensor_map_span_bytes(args); // the furthest byte the map can address
   if (!impl_->memory.find(args.global_address, end)) {
     char where[96];
     std::snprintf(where, sizeof where, "[0x%llx, +%llu bytes)", (unsigned long long)args.global_address,

@@ -183,7 +183,6 @@ void async_copies_at_exit(Warp& w, uint32_t lanes) {
 
 void decode_cp(Decoder& d) {
   Inst& in = d.in;
-  const auto& q = d.ai.qualifiers;
   // The bulk (TMA) forms and cp.reduce.async.bulk are the asynchronous-proxy set (ops_bulk_copy.cpp).
   if (d.ai.opcode.rfind("cp.async.bulk", 0) == 0 || d.ai.opcode.rfind("cp.reduce.async.bulk", 0) == 0) {
     decode_cp_bulk(d);

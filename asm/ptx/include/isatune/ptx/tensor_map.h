@@ -28,6 +28,9 @@ using isatune::TensorMapTiledArgs;
 // Bytes of one element in memory for the unpacked types (1, 2, 4, 8); 0 for the packed 16U4/16U6 types.
 uint32_t tensor_map_element_bytes(TensorMapDataType t);
 bool tensor_map_is_float(TensorMapDataType t);
+// Bytes from the global address to the end of the tensor's last element: dimension 0's row (packed types:
+// 16 elements per 8 or 16 bytes) plus (dim - 1) strides of every other dimension. The memory a map may address.
+uint64_t tensor_map_span_bytes(const TensorMapTiledArgs& args);
 
 // Throws InputError naming the first argument that violates a cuTensorMapEncodeTiled requirement.
 void validate_tensor_map_tiled(const TensorMapTiledArgs& args);
