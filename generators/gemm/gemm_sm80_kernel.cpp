@@ -119,49 +119,63 @@ void Emitter::load_tile(const OperandTile& t, Reg slot, Reg k0) {
   k_.setp(Cmp::ne, Type::u32, pfast, fast, 0);
   auto slow = k_.new_label("slow"), done = k_.new_label("loaded");
   k_.bra(slow, true).pred(pfast, true);
-  for (int fast_path = 1; fast_path >= 0; --fast_path) {
-    if (!fast_path) k_.place(slow);
-    for (int pass = 0; pass < passes; ++pass) {
-      const bool tail = (pass + 1) * step > t.rows; // the last pass covers rows past the tile
-      Reg prow;
-      if (tail) {
-        prow = rp();
-        k_.setp(Cmp::lt, Type::u32, prow, row0, t.rows - pass * step);
-      }
-      Reg outer = r32(), bytes = r32(), pv = rp(), pz = rp();
-      Reg off = r64(), addr = r64();
-      k_.add(Type::u32, outer, outer_base, pass * step);
-      k_.setp(Cmp::lt, Type::u32, pv, outer, outer_ext);
-      k_.selp(Type::u32, bytes, left, 0, pv);
-      k_.ternary("mad.wide", Type::u32, off, outer, ld, inner64);
-      k_.binary("shl", Type::b64, off, off, 1);
-      k_.add(Type::u64, addr, ptr, off);
-      k_.setp(Cmp::ne, Type::u32, pz, bytes, 0);
-      k_.selp(Type::b64, addr, addr, ptr, pz);
-      // shared destination: slot + tile base + row * row_bytes + (chunk ^ swizzle(row)) * 16
-      Reg row = r32(), dst = r32();
-      k_.add(Type::u32, row, row0, pass * step);
-      Reg f = swizzle_bits(t, row);
-      k_.binary("xor", Type::b32, f, f, chunk);
-      k_.binary("shl", Type::b32, f, f, 4);
-      k_.mad_lo(Type::u32, dst, row, t.row_bytes, f);
-      k_.add(Type::u32, dst, dst, slot);
-      if (fast_path) {
-        auto& in = k_.cp_async(ptx::CacheOp::cg, Address(dst, t.base), Address(addr), 16, Operand(bytes));
-        if (tail) in.pred(prow);
-      } else {
-        // element by element: leading dimensions or the base break 16-byte alignment
-        for (int e = 0; e < 8; ++e) {
-          Reg pe = rp(), h = k_.reg(RegClass::b16);
-          k_.setp(Cmp::gt, Type::u32, pe, bytes, 2 * e);
-          k_.mov(Type::b16, h, 0);
-          k_.ld(ptx::Space::global, Type::b16, {h}, Address(addr, 2 * e)).pred(pe);
-          auto& in = k_.st(ptx::Space::shared, Type::b16, Address(dst, t.base + 2 * e), {h});
-          if (tail) in.pred(prow);
-        }
-      }
+  // One stored row of the pass: its global address and valid bytes, and its shared destination.
+  auto row_copy = [&](Reg outer, Reg row, Reg& addr, Reg& bytes, Reg& dst) {
+    Reg pv = rp(), pz = rp(), off = r64();
+    addr = r64(), bytes = r32(), dst = r32();
+    k_.setp(Cmp::lt, Type::u32, pv, outer, outer_ext);
+    k_.selp(Type::u32, bytes, left, 0, pv);
+    k_.ternary("mad.wide", Type::u32, off, outer, ld, inner64);
+    k_.binary("shl", Type::b64, off, off, 1);
+    k_.add(Type::u64, addr, ptr, off);
+    k_.setp(Cmp::ne, Type::u32, pz, bytes, 0);
+    k_.selp(Type::b64, addr, addr, ptr, pz);
+    // slot + row * row_bytes + (chunk ^ swizzle(row)) * 16 (+ the tile base, in the address)
+    Reg f = swizzle_bits(t, row);
+    k_.binary("xor", Type::b32, f, f, chunk);
+    k_.binary("shl", Type::b32, f, f, 4);
+    k_.mad_lo(Type::u32, dst, row, t.row_bytes, f);
+    k_.add(Type::u32, dst, dst, slot);
+  };
+  // fast path: 16-byte cp.async, src-size zero-filling past the edges; passes unrolled
+  for (int pass = 0; pass < passes; ++pass) {
+    const bool tail = (pass + 1) * step > t.rows; // the last pass covers rows past the tile
+    Reg prow;
+    if (tail) {
+      prow = rp();
+      k_.setp(Cmp::lt, Type::u32, prow, row0, t.rows - pass * step);
     }
-    if (fast_path) k_.bra(done, true);
+    Reg outer = r32(), row = r32(), addr, bytes, dst;
+    k_.add(Type::u32, outer, outer_base, pass * step);
+    k_.add(Type::u32, row, row0, pass * step);
+    row_copy(outer, row, addr, bytes, dst);
+    auto& in = k_.cp_async(ptx::CacheOp::cg, Address(dst, t.base), Address(addr), 16, Operand(bytes));
+    if (tail) in.pred(prow);
+  }
+  k_.bra(done, true);
+  // slow path, element by element (leading dimension or base not 16-byte aligned): a loop over the passes
+  k_.place(slow);
+  {
+    Reg outer = r32(), row = r32(), addr, bytes, dst;
+    k_.mov(Type::u32, outer, outer_base);
+    k_.mov(Type::u32, row, row0);
+    auto pass_top = k_.new_label("pass");
+    k_.place(pass_top);
+    Reg prow = rp();
+    k_.setp(Cmp::lt, Type::u32, prow, row, t.rows);
+    row_copy(outer, row, addr, bytes, dst);
+    for (int e = 0; e < 8; ++e) {
+      Reg pe = rp(), h = k_.reg(RegClass::b16);
+      k_.setp(Cmp::gt, Type::u32, pe, bytes, 2 * e);
+      k_.mov(Type::b16, h, 0);
+      k_.ld(ptx::Space::global, Type::b16, {h}, Address(addr, 2 * e)).pred(pe);
+      k_.st(ptx::Space::shared, Type::b16, Address(dst, t.base + 2 * e), {h}).pred(prow);
+    }
+    Reg pnext = rp();
+    k_.add(Type::u32, outer, outer, step);
+    k_.add(Type::u32, row, row, step);
+    k_.setp(Cmp::lt, Type::u32, pnext, row, passes * step);
+    k_.bra(pass_top).pred(pnext);
   }
   k_.place(done);
 }
@@ -307,51 +321,48 @@ void Emitter::emit_main() {
       for (Reg r : a) k_.mov(Type::f32, r, Operand::f32(0.0f));
     }
 
-  // ---- prologue: stages - 1 tiles in flight (a group per stage, empty past the last tile)
+  // ---- the pipeline: iteration `it` loads tile it (when it < ktiles) and, from it = stages - 1 on, computes
+  // tile kt = it - (stages - 1); one commit group per iteration (empty past the last tile) keeps "all but the
+  // newest stages - 2 groups" = tile kt.
   const int stage_bytes = p_.stage_bytes;
-  Reg kload = r32(), wr = r32();
+  const int ring_end = c_.stages * stage_bytes;
+  Reg kload = r32(), wr = r32(), rd = r32(), it = r32(), kt = r32(), ring_top = r32();
   k_.mov(Type::u32, kload, kb);
   k_.mov(Type::u32, wr, sbase);
-  for (int st = 0; st < c_.stages - 1; ++st) {
+  k_.mov(Type::u32, rd, sbase);
+  k_.mov(Type::u32, it, 0);
+  k_.mov(Type::s32, kt, -(c_.stages - 1));
+  k_.add(Type::u32, ring_top, sbase, ring_end);
+  auto top = k_.new_label("ktile");
+  Reg pcompute = rp();
+  k_.place(top);
+  k_.setp(Cmp::ge, Type::s32, pcompute, kt, 0);
+  {
+    auto nowait = k_.new_label("nowait");
+    k_.bra(nowait, true).pred(pcompute, true);
+    k_.cp_async_wait_group(uint32_t(c_.stages - 2)); // this thread's copies of tile kt landed
+    k_.bar_sync(0);                                  // everyone's landed; everyone finished tile kt - 1
+    k_.place(nowait);
+  }
+  {
+    // refill the slot tile kt - 1 used (or, in the prologue, a fresh one)
     Reg pl = rp();
-    auto skip = k_.new_label("pro");
-    k_.setp(Cmp::le, Type::u32, pl, ktiles, st);
+    auto skip = k_.new_label("noload");
+    k_.setp(Cmp::ge, Type::u32, pl, it, ktiles);
     k_.bra(skip, true).pred(pl);
     load_tile(ta_, wr, kload);
     load_tile(tb_, wr, kload);
     k_.place(skip);
     k_.cp_async_commit_group();
+    Reg pw = rp();
+    k_.add(Type::u32, it, it, 1);
     k_.add(Type::u32, kload, kload, c_.tile_k);
     k_.add(Type::u32, wr, wr, stage_bytes);
+    k_.setp(Cmp::ge, Type::u32, pw, wr, ring_top);
+    k_.sub(Type::u32, wr, wr, ring_end).pred(pw);
   }
-  const int ring_end = c_.stages * stage_bytes;
-  Reg rd = r32(), kt = r32(), ring_top = r32();
-  k_.mov(Type::u32, rd, sbase);
-  k_.mov(Type::u32, kt, 0);
-  k_.add(Type::u32, ring_top, sbase, ring_end);
-
-  // ---- main loop
-  auto top = k_.new_label("ktile"), end = k_.new_label("kdone");
-  k_.place(top);
-  {
-    Reg pe = rp();
-    k_.setp(Cmp::ge, Type::u32, pe, kt, ktiles);
-    k_.bra(end, true).pred(pe);
-  }
-  k_.cp_async_wait_group(uint32_t(c_.stages - 2)); // this thread's copies of tile kt landed
-  k_.bar_sync(0);                                  // everyone's landed; everyone finished tile kt - 1
-  {
-    // refill the slot tile kt - 1 used with tile kt + stages - 1
-    Reg pl = rp(), ahead = r32();
-    auto skip = k_.new_label("noload");
-    k_.add(Type::u32, ahead, kt, c_.stages - 1);
-    k_.setp(Cmp::ge, Type::u32, pl, ahead, ktiles);
-    k_.bra(skip, true).pred(pl);
-    load_tile(ta_, wr, kload);
-    load_tile(tb_, wr, kload);
-    k_.place(skip);
-    k_.cp_async_commit_group();
-  }
+  auto nocompute = k_.new_label("nocompute");
+  k_.bra(nocompute, true).pred(pcompute, true);
   // compute tile kt from slot rd
   {
     std::vector<Reg> base_a, base_b; // per fragment tile (trans) or one (k-contiguous) shared addresses
@@ -405,21 +416,19 @@ void Emitter::emit_main() {
                           acc_[size_t(i)][size_t(j)]);
     }
   }
-  // advance the ring
   {
     Reg pw = rp();
-    k_.add(Type::u32, kt, kt, 1);
-    k_.add(Type::u32, kload, kload, c_.tile_k);
     k_.add(Type::u32, rd, rd, stage_bytes);
     k_.setp(Cmp::ge, Type::u32, pw, rd, ring_top);
     k_.sub(Type::u32, rd, rd, ring_end).pred(pw);
-    Reg pw2 = rp();
-    k_.add(Type::u32, wr, wr, stage_bytes);
-    k_.setp(Cmp::ge, Type::u32, pw2, wr, ring_top);
-    k_.sub(Type::u32, wr, wr, ring_end).pred(pw2);
-    k_.bra(top, true);
   }
-  k_.place(end);
+  k_.place(nocompute);
+  {
+    Reg pn = rp();
+    k_.add(Type::s32, kt, kt, 1);
+    k_.setp(Cmp::lt, Type::s32, pn, kt, ktiles);
+    k_.bra(top, true).pred(pn);
+  }
   k_.cp_async_wait_all(); // the empty groups past the last tile
 
   epilogue();
