@@ -11,6 +11,7 @@
 #include <set>
 
 #include "isatune/error.h"
+#include "isatune/toolchain/ptx_text_object.h"
 #include "ptx_sweep.h"
 
 namespace {
@@ -247,6 +248,70 @@ TEST(Sm80GemmEpilogue, BetaZeroDoesNotReadC) {
       bad += !(std::fabs(double(d[e]) - values[3][e]) <= 1e-4 * (1 + std::fabs(values[3][e])));
     EXPECT_EQ(bad, 0u) << "split_k " << split;
     for (uint64_t a : addr) dev.free(a);
+  }
+}
+
+} // namespace
+
+namespace {
+
+// A compiled point with its PTX text edited (the emulator runs the text object; ptxas is not involved).
+tune::Compiled with_text(const tune::Compiled& c, const std::string& text) {
+  tune::Compiled m = c;
+  m.code = toolchain::ptx_text_object(text, c.code.isa);
+  m.machine_code.reset();
+  return m;
+}
+
+// The emulator checks catch a broken pipeline: without the cp.async wait or the barrier after it the same
+// point fails (reports, wrong data), so the clean runs above mean something.
+TEST(Sm80GemmPipeline, RemovingTheWaitOrTheBarrierIsCaught) {
+  const gen::Signature sig = gen::parse_signature(gemm(), std::vector<std::string>{"a=f16,b=f16,cd=f32,layout=NT"});
+  const gen::Space space = gemm().space("sm_80", sig);
+  gen::Params params = gen::params_of(space, space.valid_config(0));
+  params["stages"] = gen::Value::num(3), params["tile_m"] = gen::Value::num(64);
+  params["warps_m"] = gen::Value::num(2), params["warps_n"] = gen::Value::num(2);
+  const tune::VariantSpec spec = spec_of("sm_80", sig, params);
+  const tune::Compiled c = tune::compile_variant(spec, {.ptxas = false});
+  // 5 k tiles: the 3-stage ring wraps; aligned leading dimensions: the cp.async path
+  const gen::Problem problem{{"M", 100}, {"N", 77}, {"K", 150}, {"lda", 104}, {"ldb", 80}};
+  tune::RunOptions ro;
+  ro.time = false;
+  ro.seed = 11;
+  auto& dev = gen_ptx_test::emu_device("sm_80");
+  ASSERT_EQ(tune::run_variant(dev, c, spec, problem, ro).status, tune::Status::ok);
+  for (const std::string what : {"cp.async.wait_group 1;", "bar.sync 0;"}) {
+    std::string text = c.generated.text;
+    const size_t at = text.find(what);
+    ASSERT_NE(at, std::string::npos) << what;
+    text.replace(at, what.size(), std::string(what.size(), ' '));
+    const tune::RunResult r = tune::run_variant(dev, with_text(c, text), spec, problem, ro);
+    EXPECT_NE(r.status, tune::Status::ok) << what << " removed: " << describe(spec, problem, r);
+    EXPECT_FALSE(r.diagnostics.empty()) << what << " removed: no emulator report";
+  }
+}
+
+// One lane at a time, last warp first: a missing barrier or wait shows as wrong data too. A few points of
+// every pipeline depth, with split-K.
+TEST(Sm80GemmPipeline, AdversarialSchedulerAgrees) {
+  static auto dev = emu::ptx::make_ptx_emu_device({.target = "sm_80", .scheduler = emu::ptx::Scheduler::adversarial});
+  std::mt19937_64 rng(0xadf);
+  const gen::Signature any = gen::parse_signature(gemm(), std::vector<std::string>{});
+  const gen::Space space = gemm().space("sm_80", any);
+  for (int stages : {2, 3, 4}) {
+    gen::Params params;
+    do params = gen::params_of(space, space.valid_config(size_t(rng() % space.size())));
+    while (gen::param_int(params, "stages") != stages ||
+           gen::param_int(params, "tile_m") * gen::param_int(params, "tile_n") > 64 * 128);
+    const gen::Signature sig = random_sig(rng);
+    const gen::Problem problem = random_problem(rng, sig, 100, 160);
+    const tune::VariantSpec spec = spec_of("sm_80", sig, params);
+    const tune::Compiled c = tune::compile_variant(spec, {.ptxas = false});
+    tune::RunOptions ro;
+    ro.time = false;
+    ro.seed = rng();
+    const tune::RunResult r = tune::run_variant(*dev, c, spec, problem, ro);
+    EXPECT_EQ(r.status, tune::Status::ok) << describe(spec, problem, r);
   }
 }
 
