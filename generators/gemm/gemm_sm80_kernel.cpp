@@ -233,9 +233,10 @@ void Emitter::emit_main() {
   std::vector<ptx::Param> flags;
   for (const char* nm : {"fast_a", "fast_b", "tiles_m", "kchunk"}) flags.push_back(k_.param(nm, Type::u32));
   k_.dynamic_shared("smem", 16);
-  // .maxntid, not .reqntid: under .reqntid 128 ptxas 13.0 held a 64x32x64 4x1-warp variant to 32 registers
-  // and spilled 32 bytes; under .maxntid it used 48 and spilled nothing
-  k_.maxntid(uint32_t(p_.threads));
+  // .minnctapersm 1: with the thread count alone (.reqntid or .maxntid 128) ptxas 13.0 held small variants to
+  // 32 registers (full occupancy) and spilled 12-32 bytes; asking for one CTA per SM lets it take what it needs
+  k_.reqntid(uint32_t(p_.threads));
+  k_.minnctapersm(1);
 
   Reg* ptr_regs[] = {&pa_, &pb_, &pc_, &pd_, &pw_};
   for (int i = 0; i < 5; ++i) {
