@@ -16,8 +16,10 @@ public:
 
   void check_signature(const std::string& isa, const GemmSig& sig) const override {
     if (sig.a != DType::f16 && sig.a != DType::bf16)
-      throw InputError("gemm: " + isa + " (mma.sync) takes a, b = f16 or bf16, not " + std::string(to_string(sig.a)));
-    if (sig.b != sig.a) throw InputError("gemm: " + isa + " (mma.sync) needs b = a");
+      throw InputError("gemm: " + isa + " (mma.sync) takes a, b = f16 or bf16, not " +
+                       std::string(to_string(sig.a)));
+    if (sig.b != sig.a)
+      throw InputError("gemm: " + isa + " (mma.sync) needs b = a");
   }
 
   Space space(const std::string& isa, const GemmSig&) const override {
@@ -25,7 +27,8 @@ public:
     auto shared = std::make_shared<std::vector<Parameter>>(params);
     Constraint valid = [isa, shared](const Config& cfg) {
       Params p;
-      for (size_t i = 0; i < shared->size(); ++i) p[(*shared)[i].name] = (*shared)[i].values[cfg[i]];
+      for (size_t i = 0; i < shared->size(); ++i)
+        p[(*shared)[i].name] = (*shared)[i].values[cfg[i]];
       return sm80_why_invalid(isa, sm80_decode(p)).empty();
     };
     return Space(params, {valid});
@@ -42,20 +45,22 @@ public:
             "estimated registers per thread (accumulators + A/B fragments + 40) at most " +
                 std::to_string(kSm80MaxRegisters),
             "dynamic shared memory stages * (tile_m + tile_n) * tile_k * 2 bytes at most " +
-                std::to_string(sm80_shared_limit(isa)) + " (" + std::to_string(sm80_shared_limit(isa) / 1024) +
-                " KiB with opt-in on " + isa + ")"};
+                std::to_string(sm80_shared_limit(isa)) + " (" +
+                std::to_string(sm80_shared_limit(isa) / 1024) + " KiB with opt-in on " + isa + ")"};
   }
 
   Generated generate(const std::string& isa, const GemmSig& sig, const Params& params) const override {
     for (const auto& p : sm80_parameters()) {
       auto it = params.find(p.name);
-      if (it == params.end()) throw InputError("gemm: parameter " + p.name + " is missing");
+      if (it == params.end())
+        throw InputError("gemm: parameter " + p.name + " is missing");
       if (std::find(p.values.begin(), p.values.end(), it->second) == p.values.end())
         throw InputError("gemm: " + p.name + "=" + it->second.str() + " is not in the space");
     }
     const Sm80Config c = sm80_decode(params);
     const std::string why = sm80_why_invalid(isa, c);
-    if (!why.empty()) throw InputError("gemm: " + format(params) + ": " + why);
+    if (!why.empty())
+      throw InputError("gemm: " + format(params) + ": " + why);
     Generated g;
     g.isa = isa;
     g.kernel_name = sm80_kernel_name(sig, c);
@@ -63,16 +68,19 @@ public:
     return g;
   }
 
-  std::vector<Launch> launches(const std::string&, const GemmSig& sig, const Params& params, const GemmDims& d,
-                               std::span<const uint64_t> addresses, float alpha, float beta) const override {
+  std::vector<Launch> launches(const std::string&, const GemmSig& sig, const Params& params,
+                               const GemmDims& d, std::span<const uint64_t> addresses, float alpha,
+                               float beta) const override {
     const Sm80Config c = sm80_decode(params);
     const Sm80Plan p = sm80_plan(c);
     const int64_t tiles_m = (d.m + c.tile_m - 1) / c.tile_m, tiles_n = (d.n + c.tile_n - 1) / c.tile_n;
-    if (tiles_m * tiles_n >= (int64_t(1) << 31)) throw InputError("gemm: 2^31 or more output tiles");
+    if (tiles_m * tiles_n >= (int64_t(1) << 31))
+      throw InputError("gemm: 2^31 or more output tiles");
     if (d.m * d.n >= (int64_t(1) << 32) && c.split_k > 1)
       throw InputError("gemm: split_k > 1 needs M * N < 2^32 (32-bit element indices of the reduce)");
     for (int64_t x : {d.m, d.n, d.k, d.lda, d.ldb, d.ldc, d.ldd})
-      if (x >= (int64_t(1) << 32)) throw InputError("gemm: sizes and leading dimensions must be below 2^32");
+      if (x >= (int64_t(1) << 32))
+        throw InputError("gemm: sizes and leading dimensions must be below 2^32");
     const int64_t ktiles = (d.k + c.tile_k - 1) / c.tile_k;
     const int64_t kchunk = ((ktiles + c.split_k - 1) / c.split_k) * c.tile_k;
     // 16-byte cp.async needs every chunk's source 16-byte aligned: the base and the leading dimension (the
@@ -81,8 +89,10 @@ public:
     const bool fast_a = d.lda % 8 == 0 && addresses[0] % 16 == 0;
     const bool fast_b = d.ldb % 8 == 0 && addresses[1] % 16 == 0;
     KernargWriter w;
-    for (int i = 0; i < 5; ++i) w.u64(addresses[size_t(i)]);
-    for (int64_t x : {d.m, d.n, d.k, d.lda, d.ldb, d.ldc, d.ldd}) w.u32(uint32_t(x));
+    for (int i = 0; i < 5; ++i)
+      w.u64(addresses[size_t(i)]);
+    for (int64_t x : {d.m, d.n, d.k, d.lda, d.ldb, d.ldc, d.ldd})
+      w.u32(uint32_t(x));
     w.f32(alpha).f32(beta);
     w.u32(fast_a).u32(fast_b).u32(uint32_t(tiles_m)).u32(uint32_t(kchunk));
     std::vector<Launch> out;
@@ -96,7 +106,8 @@ public:
     if (c.split_k > 1) {
       KernargWriter r;
       r.u64(addresses[4]).u64(addresses[2]).u64(addresses[3]);
-      for (int64_t x : {d.m, d.n, d.ldc, d.ldd, int64_t(c.split_k)}) r.u32(uint32_t(x));
+      for (int64_t x : {d.m, d.n, d.ldc, d.ldd, int64_t(c.split_k)})
+        r.u32(uint32_t(x));
       r.f32(alpha).f32(beta);
       Launch red;
       red.kernel = sm80_reduce_kernel_name(sig, c);
@@ -111,6 +122,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<GemmPtxBackend> make_gemm_sm80_backend() { return std::make_unique<Sm80Backend>(); }
+std::unique_ptr<GemmPtxBackend> make_gemm_sm80_backend() {
+  return std::make_unique<Sm80Backend>();
+}
 
 } // namespace isatune::gen::gemm

@@ -25,7 +25,8 @@ using ptx::Type;
 
 int log2i(int v) {
   int l = 0;
-  while ((1 << l) < v) ++l;
+  while ((1 << l) < v)
+    ++l;
   return l;
 }
 
@@ -44,7 +45,8 @@ struct OperandTile {
 
 class Emitter {
 public:
-  Emitter(ptx::Kernel& k, const GemmSig& s, const Sm80Config& c, const Sm80Plan& p) : k_(k), s_(s), c_(c), p_(p) {}
+  Emitter(ptx::Kernel& k, const GemmSig& s, const Sm80Config& c, const Sm80Plan& p)
+      : k_(k), s_(s), c_(c), p_(p) {}
 
   Reg r32() { return k_.reg(RegClass::b32); }
   Reg r64() { return k_.reg(RegClass::b64); }
@@ -62,7 +64,8 @@ public:
 private:
   // Swizzle source bits of a tile row for the chunk XOR (0 without swizzle).
   Reg swizzle_bits(const OperandTile& t, Reg row);
-  // Issues the copies of one operand's tile for k tile starting at k0 into the stage at shared address `slot`.
+  // Issues the copies of one operand's tile for k tile starting at k0 into the stage at shared address
+  // `slot`.
   void load_tile(const OperandTile& t, Reg slot, Reg k0);
   // The per-lane ldmatrix offsets of a tile (relative to the tile base, k step 0).
   std::vector<Reg> ldmatrix_offsets(const OperandTile& t, Reg lane, Reg warp_mn);
@@ -77,7 +80,7 @@ private:
   Reg pa_, pb_, pc_, pd_, pw_;
   Reg m_, n_, kk_, lda_, ldb_, ldc_, ldd_, alpha_, beta_, fast_a_, fast_b_, tiles_m_, kchunk_;
   Reg tid_, lane_, warp_m_idx_, warp_n_idx_, m0_, n0_, z_;
-  Reg row0_a_, chunk_a_, row0_b_, chunk_b_; // this thread's copy slot in each tile
+  Reg row0_a_, chunk_a_, row0_b_, chunk_b_;        // this thread's copy slot in each tile
   std::vector<std::vector<std::vector<Reg>>> acc_; // [i][j][4]
   OperandTile ta_, tb_;
 };
@@ -102,7 +105,8 @@ void Emitter::load_tile(const OperandTile& t, Reg slot, Reg k0) {
   Reg ptr = t.is_a ? pa_ : pb_, ld = t.is_a ? lda_ : ldb_, fast = t.is_a ? fast_a_ : fast_b_;
   Reg mn0 = t.is_a ? m0_ : n0_, mn_ext = t.is_a ? m_ : n_;
   // outer = the stored row's global index (mn or k), inner = the chunk's first contiguous index (k or mn)
-  Reg outer_base = r32(), inner = r32(), inner_ext = t.kcontig ? kk_ : mn_ext, outer_ext = t.kcontig ? mn_ext : kk_;
+  Reg outer_base = r32(), inner = r32(), inner_ext = t.kcontig ? kk_ : mn_ext,
+      outer_ext = t.kcontig ? mn_ext : kk_;
   k_.add(Type::u32, outer_base, t.kcontig ? mn0 : k0, row0);
   k_.binary("shl", Type::b32, inner, chunk, 3);
   k_.add(Type::u32, inner, inner, t.kcontig ? k0 : mn0);
@@ -150,7 +154,8 @@ void Emitter::load_tile(const OperandTile& t, Reg slot, Reg k0) {
     k_.add(Type::u32, row, row0, pass * step);
     row_copy(outer, row, addr, bytes, dst);
     auto& in = k_.cp_async(ptx::CacheOp::cg, Address(dst, t.base), Address(addr), 16, Operand(bytes));
-    if (tail) in.pred(prow);
+    if (tail)
+      in.pred(prow);
   }
   k_.bra(done, true);
   // slow path, element by element (leading dimension or base not 16-byte aligned): a loop over the passes
@@ -196,7 +201,7 @@ std::vector<Reg> Emitter::ldmatrix_offsets(const OperandTile& t, Reg lane, Reg w
   }
   k_.binary("shl", Type::b32, mn_off, mn_off, 3);
   k_.add(Type::u32, mn_off, mn_off, warp_mn); // the matrix's first m (n) within the tile
-  Reg f = swizzle_bits(t, r);                  // every matrix row index is 8q + r
+  Reg f = swizzle_bits(t, r);                 // every matrix row index is 8q + r
   std::vector<Reg> out;
   if (t.kcontig) {
     // row = mn, chunk = kb (+ 2 per k step, applied as XOR with 32 bytes per step)
@@ -226,15 +231,19 @@ std::vector<Reg> Emitter::ldmatrix_offsets(const OperandTile& t, Reg lane, Reg w
 void Emitter::emit_main() {
   // ---- parameters
   std::vector<ptx::Param> ptrs;
-  for (const char* nm : {"pA", "pB", "pC", "pD", "pW"}) ptrs.push_back(k_.param_ptr(nm));
+  for (const char* nm : {"pA", "pB", "pC", "pD", "pW"})
+    ptrs.push_back(k_.param_ptr(nm));
   std::vector<ptx::Param> ints;
-  for (const char* nm : {"M", "N", "K", "lda", "ldb", "ldc", "ldd"}) ints.push_back(k_.param(nm, Type::u32));
+  for (const char* nm : {"M", "N", "K", "lda", "ldb", "ldc", "ldd"})
+    ints.push_back(k_.param(nm, Type::u32));
   auto p_alpha = k_.param("alpha", Type::f32), p_beta = k_.param("beta", Type::f32);
   std::vector<ptx::Param> flags;
-  for (const char* nm : {"fast_a", "fast_b", "tiles_m", "kchunk"}) flags.push_back(k_.param(nm, Type::u32));
+  for (const char* nm : {"fast_a", "fast_b", "tiles_m", "kchunk"})
+    flags.push_back(k_.param(nm, Type::u32));
   k_.dynamic_shared("smem", 16);
   // .minnctapersm 1: with the thread count alone (.reqntid or .maxntid 128) ptxas 13.0 held small variants to
-  // 32 registers (full occupancy) and spilled 12-32 bytes; asking for one CTA per SM lets it take what it needs
+  // 32 registers (full occupancy) and spilled 12-32 bytes; asking for one CTA per SM lets it take what it
+  // needs
   k_.reqntid(uint32_t(p_.threads));
   k_.minnctapersm(1);
 
@@ -314,14 +323,16 @@ void Emitter::emit_main() {
   Reg wm_off = r32(), wn_off = r32();
   k_.mul_lo(Type::u32, wm_off, warp_m_idx_, p_.warp_m);
   k_.mul_lo(Type::u32, wn_off, warp_n_idx_, p_.warp_n);
-  std::vector<Reg> offs_a = ldmatrix_offsets(ta_, lane_, wm_off), offs_b = ldmatrix_offsets(tb_, lane_, wn_off);
+  std::vector<Reg> offs_a = ldmatrix_offsets(ta_, lane_, wm_off),
+                   offs_b = ldmatrix_offsets(tb_, lane_, wn_off);
 
   // ---- accumulators
   acc_.assign(size_t(p_.mma_m), std::vector<std::vector<Reg>>(size_t(p_.mma_n)));
   for (auto& row : acc_)
     for (auto& a : row) {
       a = k_.regs(RegClass::f32, 4);
-      for (Reg r : a) k_.mov(Type::f32, r, Operand::f32(0.0f));
+      for (Reg r : a)
+        k_.mov(Type::f32, r, Operand::f32(0.0f));
     }
 
   // ---- the pipeline: iteration `it` loads tile it (when it < ktiles) and, from it = stages - 1 on, computes
@@ -370,7 +381,8 @@ void Emitter::emit_main() {
   {
     std::vector<Reg> base_a, base_b; // per fragment tile (trans) or one (k-contiguous) shared addresses
     auto bases = [&](const OperandTile& t, const std::vector<Reg>& offs, std::vector<Reg>& out) {
-      if (t.kcontig) return;
+      if (t.kcontig)
+        return;
       for (Reg o : offs) {
         Reg b = r32();
         k_.add(Type::u32, b, rd, o);
@@ -380,11 +392,13 @@ void Emitter::emit_main() {
     bases(ta_, offs_a, base_a);
     bases(tb_, offs_b, base_b);
     std::vector<std::vector<Reg>> fa(size_t(p_.mma_m)), fb(size_t(p_.mma_n));
-    for (auto& f : fa) f = k_.regs(RegClass::b32, 4);
-    for (auto& f : fb) f = k_.regs(RegClass::b32, 2);
+    for (auto& f : fa)
+      f = k_.regs(RegClass::b32, 4);
+    for (auto& f : fb)
+      f = k_.regs(RegClass::b32, 2);
     for (int ks = 0; ks < c_.tile_k / 16; ++ks) {
-      auto frag_address = [&](const OperandTile& t, const std::vector<Reg>& offs, const std::vector<Reg>& based,
-                              int i) -> Address {
+      auto frag_address = [&](const OperandTile& t, const std::vector<Reg>& offs,
+                              const std::vector<Reg>& based, int i) -> Address {
         if (t.kcontig) {
           return Address(offs[0], t.base + 16 * i * t.row_bytes); // offs[0] is this k step's address
         }
@@ -393,7 +407,8 @@ void Emitter::emit_main() {
       // k-contiguous tiles: this k step's chunk = lane chunk ^ 2 ks (32 bytes per step)
       std::vector<Reg> step_a, step_b;
       auto step_addr = [&](const OperandTile& t, const std::vector<Reg>& offs, std::vector<Reg>& out) {
-        if (!t.kcontig) return;
+        if (!t.kcontig)
+          return;
         Reg a = r32();
         if (ks == 0) {
           k_.add(Type::u32, a, rd, offs[0]);
@@ -465,7 +480,8 @@ void Emitter::epilogue() {
   Reg row64 = r64();
   k_.cvt(ptx::Rounding::none, Type::u64, Type::u32, row64, row_base);
   Reg zn = r32();
-  if (partial) k_.mul_lo(Type::u32, zn, z_, n_); // partial tile z: workspace[z][n][m]
+  if (partial)
+    k_.mul_lo(Type::u32, zn, z_, n_); // partial tile z: workspace[z][n][m]
   for (int j = 0; j < p_.mma_n; ++j)
     for (int e = 0; e < 2; ++e) {
       Reg col = r32(), pcol = rp();
@@ -529,7 +545,8 @@ void Emitter::emit_reduce() {
   // one thread per element of D: sum the split partial tiles, then alpha * sum + beta * C
   auto p_w = k_.param_ptr("pW"), p_c = k_.param_ptr("pC"), p_d = k_.param_ptr("pD");
   std::vector<ptx::Param> ints;
-  for (const char* nm : {"M", "N", "ldc", "ldd", "split"}) ints.push_back(k_.param(nm, Type::u32));
+  for (const char* nm : {"M", "N", "ldc", "ldd", "split"})
+    ints.push_back(k_.param(nm, Type::u32));
   auto p_alpha = k_.param("alpha", Type::f32), p_beta = k_.param("beta", Type::f32);
   k_.maxntid(kSm80ReduceThreads);
   Reg w = r64(), cptr = r64(), dptr = r64();
@@ -619,14 +636,19 @@ void Emitter::emit_reduce() {
 std::vector<Parameter> sm80_parameters() {
   auto nums = [](std::initializer_list<double> v) {
     std::vector<Value> out;
-    for (double x : v) out.push_back(Value::num(x));
+    for (double x : v)
+      out.push_back(Value::num(x));
     return out;
   };
   return {
-      {"tile_m", nums({32, 64, 128, 256}), true}, {"tile_n", nums({32, 64, 128, 256}), true},
-      {"tile_k", nums({32, 64}), true},        {"warps_m", nums({1, 2, 4}), true},
-      {"warps_n", nums({1, 2, 4}), true},      {"stages", nums({2, 3, 4}), true},
-      {"swizzle", nums({0, 1}), true},         {"split_k", nums({1, 2, 4}), true},
+      {"tile_m", nums({32, 64, 128, 256}), true},
+      {"tile_n", nums({32, 64, 128, 256}), true},
+      {"tile_k", nums({32, 64}), true},
+      {"warps_m", nums({1, 2, 4}), true},
+      {"warps_n", nums({1, 2, 4}), true},
+      {"stages", nums({2, 3, 4}), true},
+      {"swizzle", nums({0, 1}), true},
+      {"split_k", nums({1, 2, 4}), true},
   };
 }
 
@@ -661,7 +683,9 @@ Sm80Plan sm80_plan(const Sm80Config& c) {
   return p;
 }
 
-int sm80_shared_limit(const std::string& isa) { return isa == "sm_80" ? 163 * 1024 : 227 * 1024; }
+int sm80_shared_limit(const std::string& isa) {
+  return isa == "sm_80" ? 163 * 1024 : 227 * 1024;
+}
 
 std::string sm80_why_invalid(const std::string& isa, const Sm80Config& c) {
   const Sm80Plan p = sm80_plan(c);
@@ -679,17 +703,19 @@ std::string sm80_why_invalid(const std::string& isa, const Sm80Config& c) {
     return "estimated " + std::to_string(p.est_registers) + " registers per thread: at most " +
            std::to_string(kSm80MaxRegisters);
   if (p.shared_bytes > sm80_shared_limit(isa))
-    return "shared memory " + std::to_string(p.shared_bytes) + " bytes (stages * (tile_m + tile_n) * tile_k * 2): " +
-           "at most " + std::to_string(sm80_shared_limit(isa)) + " on " + isa;
+    return "shared memory " + std::to_string(p.shared_bytes) +
+           " bytes (stages * (tile_m + tile_n) * tile_k * 2): " + "at most " +
+           std::to_string(sm80_shared_limit(isa)) + " on " + isa;
   // (each pass of the copy covers whole rows: threads, >= 32, is a multiple of the chunks per row, <= 32)
   return {};
 }
 
 std::string sm80_kernel_name(const GemmSig& sig, const Sm80Config& c) {
-  return "gemm_mma_" + std::string(to_string(sig.a)) + "_" + std::string(to_string(sig.cd)) + "_" + sig.layout + "_" +
-         std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) + "x" + std::to_string(c.tile_k) + "_w" +
-         std::to_string(c.warps_m) + "x" + std::to_string(c.warps_n) + "_s" + std::to_string(c.stages) + "_z" +
-         std::to_string(int(c.swizzle)) + "_k" + std::to_string(c.split_k);
+  return "gemm_mma_" + std::string(to_string(sig.a)) + "_" + std::string(to_string(sig.cd)) + "_" +
+         sig.layout + "_" + std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) + "x" +
+         std::to_string(c.tile_k) + "_w" + std::to_string(c.warps_m) + "x" + std::to_string(c.warps_n) +
+         "_s" + std::to_string(c.stages) + "_z" + std::to_string(int(c.swizzle)) + "_k" +
+         std::to_string(c.split_k);
 }
 
 std::string sm80_reduce_kernel_name(const GemmSig& sig, const Sm80Config& c) {

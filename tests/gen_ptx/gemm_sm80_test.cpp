@@ -21,7 +21,9 @@ using gen_ptx_test::describe;
 using gen_ptx_test::have_ptxas;
 using gen_ptx_test::run_point;
 
-const gen::Generator& gemm() { return gen::find_generator("gemm"); }
+const gen::Generator& gemm() {
+  return gen::find_generator("gemm");
+}
 
 int sweep_points(int dflt) {
   const char* e = std::getenv("ISATUNE_SWEEP_POINTS");
@@ -38,26 +40,26 @@ gen::Signature random_sig(std::mt19937_64& rng) {
 
 // M, N in 1..300 (mostly ragged), K in 1..200; leading dimensions tight, padded, or padded to a size that is
 // not a multiple of 8 (the element-by-element path).
-gen::Problem random_problem(std::mt19937_64& rng, const gen::Signature& sig, int max_mn = 300, int max_k = 200) {
+gen::Problem random_problem(std::mt19937_64& rng, const gen::Signature& sig, int max_mn = 300,
+                            int max_k = 200) {
   auto draw = [&](int hi) { return 1 + int(rng() % uint64_t(hi)); };
   const int64_t m = draw(max_mn), n = draw(max_mn), k = draw(max_k);
   const bool at = sig.at("layout")[0] == 'T', bt = sig.at("layout")[1] == 'T';
   auto ld = [&](int64_t tight) -> int64_t {
     switch (rng() % 6) {
-    case 0: return 0;                                // tight (unaligned 7 times in 8)
-    case 1: return tight + 1 + int64_t(rng() % 5);   // padded, often unaligned
+    case 0:
+      return 0; // tight (unaligned 7 times in 8)
+    case 1:
+      return tight + 1 + int64_t(rng() % 5); // padded, often unaligned
     case 2:
-    case 3: return (tight + 7) / 8 * 8 + 8;          // aligned, padded
-    default: return (tight + 7) / 8 * 8;             // aligned
+    case 3:
+      return (tight + 7) / 8 * 8 + 8; // aligned, padded
+    default:
+      return (tight + 7) / 8 * 8; // aligned
     }
   };
-  return {{"M", m},
-          {"N", n},
-          {"K", k},
-          {"lda", ld(at ? k : m)},
-          {"ldb", ld(bt ? n : k)},
-          {"ldc", ld(m)},
-          {"ldd", ld(m)}};
+  return {{"M", m},       {"N", n},      {"K", k}, {"lda", ld(at ? k : m)}, {"ldb", ld(bt ? n : k)},
+          {"ldc", ld(m)}, {"ldd", ld(m)}};
 }
 
 tune::VariantSpec spec_of(const std::string& isa, const gen::Signature& sig, const gen::Params& params) {
@@ -79,7 +81,8 @@ void expect_ptxas_clean(const tune::Compiled& c, const std::string& what, uint32
     EXPECT_LE(k.registers, 255u) << what << " " << k.name;
     EXPECT_EQ(k.spill_store_bytes + k.spill_load_bytes, 0u) << what << " " << k.name;
     EXPECT_EQ(k.stack_bytes, 0u) << what << " " << k.name;
-    if (max_registers) *max_registers = std::max(*max_registers, k.registers);
+    if (max_registers)
+      *max_registers = std::max(*max_registers, k.registers);
   }
   EXPECT_EQ(c.code.kernels.size(), c.ptx_report->kernels.size()) << what;
   for (const auto& k : c.code.kernels) { // the code object the emulator loads carries ptxas's counts
@@ -148,7 +151,8 @@ TEST(Sm80GemmSweep, RandomPointsMatchTheReferenceWithNoReports) {
     EXPECT_TRUE(o.result.diagnostics.empty()) << what << ": " << o.result.diagnostics.front();
     EXPECT_LE(o.result.max_rel_error, o.result.tolerance) << what;
     EXPECT_GT(o.result.tolerance, 0.0) << what << ": nothing compared";
-    if (ptxas) expect_ptxas_clean(o.compiled, what, &max_registers);
+    if (ptxas)
+      expect_ptxas_clean(o.compiled, what, &max_registers);
     passed += o.result.status == tune::Status::ok && o.result.diagnostics.empty();
     layouts.insert(sig.at("layout")), cds.insert(sig.at("cd")), ins.insert(sig.at("a"));
     splits.insert(gen::param_int(params, "split_k")), stages.insert(gen::param_int(params, "stages"));
@@ -158,9 +162,10 @@ TEST(Sm80GemmSweep, RandomPointsMatchTheReferenceWithNoReports) {
     slow += lda % 8 != 0 || ldb % 8 != 0;
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("[ sm_80 ] %d points, %d passed, %.2f s per point (%s), %d with an unaligned leading dimension, "
-              "max %u registers\n",
-              points, passed, s / points, ptxas ? "ptxas + emulator" : "emulator", slow, max_registers);
+  std::printf(
+      "[ sm_80 ] %d points, %d passed, %.2f s per point (%s), %d with an unaligned leading dimension, "
+      "max %u registers\n",
+      points, passed, s / points, ptxas ? "ptxas + emulator" : "emulator", slow, max_registers);
   if (points >= 40) { // the default sweep covers every layout, type and pipeline depth
     EXPECT_EQ(layouts.size(), 4u);
     EXPECT_EQ(cds.size(), 3u);
@@ -193,13 +198,15 @@ TEST(Sm80GemmSweep, Sm90PortablePathRunsOnTheHopperEmulator) {
     const std::string what = describe(spec, problem, r);
     EXPECT_EQ(r.status, tune::Status::ok) << what;
     EXPECT_TRUE(r.diagnostics.empty()) << what;
-    if (ptxas) expect_ptxas_clean(c, what);
+    if (ptxas)
+      expect_ptxas_clean(c, what);
   }
 }
 
 // beta = 0 never reads C: a C full of NaN leaves D finite, with and without split-K.
 TEST(Sm80GemmEpilogue, BetaZeroDoesNotReadC) {
-  const gen::Signature sig = gen::parse_signature(gemm(), std::vector<std::string>{"a=bf16,b=bf16,cd=f32,layout=TN"});
+  const gen::Signature sig =
+      gen::parse_signature(gemm(), std::vector<std::string>{"a=bf16,b=bf16,cd=f32,layout=TN"});
   const gen::Space space = gemm().space("sm_80", sig);
   auto& dev = gen_ptx_test::emu_device("sm_80");
   for (int split : {1, 2}) {
@@ -221,14 +228,16 @@ TEST(Sm80GemmEpilogue, BetaZeroDoesNotReadC) {
       for (size_t e = 0; e < b.elements; ++e) {
         double x = b.name == "C" ? std::numeric_limits<double>::quiet_NaN()
                                  : std::uniform_real_distribution<double>(-1, 1)(rng);
-        if (b.role == gen::BufferRole::workspace) x = 0;
+        if (b.role == gen::BufferRole::workspace)
+          x = 0;
         const uint32_t bits = gen::encode(b.dtype, x);
         v[e] = gen::decode(b.dtype, bits);
         std::memcpy(raw.data() + e * size_of(b.dtype), &bits, size_of(b.dtype));
       }
       if (b.name == "C") {
         const float nan = std::nanf("");
-        for (size_t e = 0; e < b.elements; ++e) std::memcpy(raw.data() + 4 * e, &nan, 4);
+        for (size_t e = 0; e < b.elements; ++e)
+          std::memcpy(raw.data() + 4 * e, &nan, 4);
       }
       dev.copy_to_device(addr.back(), raw.data(), bytes);
       values.push_back(v);
@@ -251,7 +260,8 @@ TEST(Sm80GemmEpilogue, BetaZeroDoesNotReadC) {
     for (size_t e = 0; e < d.size(); ++e)
       bad += !(std::fabs(double(d[e]) - values[3][e]) <= 1e-4 * (1 + std::fabs(values[3][e])));
     EXPECT_EQ(bad, 0u) << "split_k " << split;
-    for (uint64_t a : addr) dev.free(a);
+    for (uint64_t a : addr)
+      dev.free(a);
   }
 }
 
@@ -270,7 +280,8 @@ tune::Compiled with_text(const tune::Compiled& c, const std::string& text) {
 // The emulator checks catch a broken pipeline: without the cp.async wait or the barrier after it the same
 // point fails (reports, wrong data), so the clean runs above mean something.
 TEST(Sm80GemmPipeline, RemovingTheWaitOrTheBarrierIsCaught) {
-  const gen::Signature sig = gen::parse_signature(gemm(), std::vector<std::string>{"a=f16,b=f16,cd=f32,layout=NT"});
+  const gen::Signature sig =
+      gen::parse_signature(gemm(), std::vector<std::string>{"a=f16,b=f16,cd=f32,layout=NT"});
   const gen::Space space = gemm().space("sm_80", sig);
   gen::Params params = gen::params_of(space, space.valid_config(0));
   params["stages"] = gen::Value::num(3), params["tile_m"] = gen::Value::num(64);
@@ -298,13 +309,15 @@ TEST(Sm80GemmPipeline, RemovingTheWaitOrTheBarrierIsCaught) {
 // One lane at a time, last warp first: a missing barrier or wait shows as wrong data too. A few points of
 // every pipeline depth, with split-K.
 TEST(Sm80GemmPipeline, AdversarialSchedulerAgrees) {
-  static auto dev = emu::ptx::make_ptx_emu_device({.target = "sm_80", .scheduler = emu::ptx::Scheduler::adversarial});
+  static auto dev =
+      emu::ptx::make_ptx_emu_device({.target = "sm_80", .scheduler = emu::ptx::Scheduler::adversarial});
   std::mt19937_64 rng(0xadf);
   const gen::Signature any = gen::parse_signature(gemm(), std::vector<std::string>{});
   const gen::Space space = gemm().space("sm_80", any);
   for (int stages : {2, 3, 4}) {
     gen::Params params;
-    do params = gen::params_of(space, space.valid_config(size_t(rng() % space.size())));
+    do
+      params = gen::params_of(space, space.valid_config(size_t(rng() % space.size())));
     while (gen::param_int(params, "stages") != stages ||
            gen::param_int(params, "tile_m") * gen::param_int(params, "tile_n") > 64 * 128);
     const gen::Signature sig = random_sig(rng);
