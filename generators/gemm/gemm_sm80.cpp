@@ -83,11 +83,17 @@ public:
         throw InputError("gemm: sizes and leading dimensions must be below 2^32");
     const int64_t ktiles = (d.k + c.tile_k - 1) / c.tile_k;
     const int64_t kchunk = ((ktiles + c.split_k - 1) / c.split_k) * c.tile_k;
-    // 16-byte cp.async needs every chunk's source 16-byte aligned: the base and the leading dimension (the
-    // stored rows start at multiples of ld; chunks at multiples of 8 elements within them). Else the
-    // element-by-element path.
-    const bool fast_a = d.lda % 8 == 0 && addresses[0] % 16 == 0;
-    const bool fast_b = d.ldb % 8 == 0 && addresses[1] % 16 == 0;
+    // Per operand, the widest copy whose every source is aligned: the stored rows start at multiples of ld,
+    // chunks at multiples of 8 elements within them. 2: 16-byte cp.async (ld % 8 == 0, base 16-byte aligned),
+    // 1: 4-byte cp.async (ld even, base 4-byte aligned), 0: element by element.
+    auto copy_mode = [](int64_t ld, uint64_t base) -> uint32_t {
+      if (ld % 8 == 0 && base % 16 == 0)
+        return 2;
+      if (ld % 2 == 0 && base % 4 == 0)
+        return 1;
+      return 0;
+    };
+    const uint32_t fast_a = copy_mode(d.lda, addresses[0]), fast_b = copy_mode(d.ldb, addresses[1]);
     KernargWriter w;
     for (int i = 0; i < 5; ++i)
       w.u64(addresses[size_t(i)]);

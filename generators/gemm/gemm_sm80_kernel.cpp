@@ -119,8 +119,9 @@ void Emitter::load_tile(const OperandTile& t, Reg slot, Reg k0) {
   Reg inner64 = r64();
   k_.cvt(ptx::Rounding::none, Type::u64, Type::u32, inner64, inner);
 
+  // fast: 2 = 16-byte cp.async, 1 = 4-byte cp.async, 0 = element by element (launches() decides per operand)
   Reg pfast = rp();
-  k_.setp(Cmp::ne, Type::u32, pfast, fast, 0);
+  k_.setp(Cmp::eq, Type::u32, pfast, fast, 2);
   auto slow = k_.new_label("slow"), done = k_.new_label("loaded");
   k_.bra(slow, true).pred(pfast, true);
   // One stored row of the pass: its global address and valid bytes, and its shared destination.
@@ -158,29 +159,55 @@ void Emitter::load_tile(const OperandTile& t, Reg slot, Reg k0) {
       in.pred(prow);
   }
   k_.bra(done, true);
-  // slow path, element by element (leading dimension or base not 16-byte aligned): a loop over the passes
-  k_.place(slow);
-  {
+  // the other paths, a loop over the passes each (copies per pass differ, the layout does not): 4-byte
+  // cp.async when the leading dimension is even (every pair of elements 4-byte aligned), else element by
+  // element
+  auto pass_loop = [&](bool words) {
     Reg outer = r32(), row = r32(), addr, bytes, dst;
     k_.mov(Type::u32, outer, outer_base);
     k_.mov(Type::u32, row, row0);
-    auto pass_top = k_.new_label("pass");
+    auto pass_top = k_.new_label(words ? "wpass" : "epass");
     k_.place(pass_top);
     Reg prow = rp();
     k_.setp(Cmp::lt, Type::u32, prow, row, t.rows);
     row_copy(outer, row, addr, bytes, dst);
-    for (int e = 0; e < 8; ++e) {
-      Reg pe = rp(), h = k_.reg(RegClass::b16);
-      k_.setp(Cmp::gt, Type::u32, pe, bytes, 2 * e);
-      k_.mov(Type::b16, h, 0);
-      k_.ld(ptx::Space::global, Type::b16, {h}, Address(addr, 2 * e)).pred(pe);
-      k_.st(ptx::Space::shared, Type::b16, Address(dst, t.base + 2 * e), {h}).pred(prow);
+    if (words) {
+      for (int e = 0; e < 4; ++e) {
+        // this word's valid bytes, clamp(bytes - 4e, 0, 4); a word with none copies zeros from the base
+        Reg wb = r32(), pw = rp(), src = r64();
+        k_.sub(Type::s32, wb, bytes, 4 * e);
+        k_.binary("max", Type::s32, wb, wb, 0);
+        k_.binary("min", Type::s32, wb, wb, 4);
+        k_.setp(Cmp::ne, Type::u32, pw, wb, 0);
+        k_.add(Type::u64, src, addr, 4 * e);
+        k_.selp(Type::b64, src, src, ptr, pw);
+        k_.cp_async(ptx::CacheOp::ca, Address(dst, t.base + 4 * e), Address(src), 4, Operand(wb)).pred(prow);
+      }
+    } else {
+      for (int e = 0; e < 8; ++e) {
+        Reg pe = rp(), h = k_.reg(RegClass::b16);
+        k_.setp(Cmp::gt, Type::u32, pe, bytes, 2 * e);
+        k_.mov(Type::b16, h, 0);
+        k_.ld(ptx::Space::global, Type::b16, {h}, Address(addr, 2 * e)).pred(pe);
+        k_.st(ptx::Space::shared, Type::b16, Address(dst, t.base + 2 * e), {h}).pred(prow);
+      }
     }
     Reg pnext = rp();
     k_.add(Type::u32, outer, outer, step);
     k_.add(Type::u32, row, row, step);
     k_.setp(Cmp::lt, Type::u32, pnext, row, passes * step);
     k_.bra(pass_top).pred(pnext);
+  };
+  k_.place(slow);
+  {
+    Reg pword = rp();
+    auto elements = k_.new_label("elements");
+    k_.setp(Cmp::eq, Type::u32, pword, fast, 1);
+    k_.bra(elements, true).pred(pword, true);
+    pass_loop(true);
+    k_.bra(done, true);
+    k_.place(elements);
+    pass_loop(false);
   }
   k_.place(done);
 }

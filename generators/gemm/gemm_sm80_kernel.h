@@ -30,8 +30,8 @@ struct Sm80Plan {
 };
 
 // Kernel arguments of the main kernel, in order (launches() packs the same).
-//   A, B, C, D, W: u64; M, N, K, lda, ldb, ldc, ldd: u32; alpha, beta: f32; fast_a, fast_b, tiles_m, kchunk:
-//   u32
+//   A, B, C, D, W: u64; M, N, K, lda, ldb, ldc, ldd: u32; alpha, beta: f32; fast_a, fast_b (the copy path
+//   per operand: 2 = 16-byte cp.async, 1 = 4-byte cp.async, 0 = element by element), tiles_m, kchunk: u32
 // Reduce kernel (split_k > 1): W, C, D: u64; M, N, ldc, ldd, split: u32; alpha, beta: f32.
 constexpr int kSm80ReduceThreads = 256;
 constexpr int kSm80MaxAccumulators = 128;
