@@ -163,10 +163,11 @@ TEST(Sm80GemmSweep, RandomPointsMatchTheReferenceWithNoReports) {
       ++copy_paths[ld % 8 == 0 ? 2 : ld % 2 == 0 ? 1 : 0];
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("[ sm_80 ] %d points, %d passed, %.2f s per point (%s); operands copied by 16-byte cp.async %d, "
-              "4-byte cp.async %d, element by element %d; max %u registers\n",
-              points, passed, s / points, ptxas ? "ptxas + emulator" : "emulator", copy_paths[2], copy_paths[1],
-              copy_paths[0], max_registers);
+  std::printf(
+      "[ sm_80 ] %d points, %d passed, %.2f s per point (%s); operands copied by 16-byte cp.async %d, "
+      "4-byte cp.async %d, element by element %d; max %u registers\n",
+      points, passed, s / points, ptxas ? "ptxas + emulator" : "emulator", copy_paths[2], copy_paths[1],
+      copy_paths[0], max_registers);
   if (points >= 40) { // the default sweep covers every layout, type and pipeline depth
     EXPECT_EQ(layouts.size(), 4u);
     EXPECT_EQ(cds.size(), 3u);
@@ -334,6 +335,59 @@ TEST(Sm80GemmPipeline, AdversarialSchedulerAgrees) {
     const tune::RunResult r = tune::run_variant(*dev, c, spec, problem, ro);
     EXPECT_EQ(r.status, tune::Status::ok) << describe(spec, problem, r);
   }
+}
+
+} // namespace
+
+namespace {
+
+// launches(): the copy path per operand from the leading dimension and the base address, the geometry, the
+// dynamic shared memory, and the reduce launch with split-K.
+TEST(Sm80GemmLaunch, CopyPathGeometryAndSplitK) {
+  const gen::Signature sig =
+      gen::parse_signature(gemm(), std::vector<std::string>{"a=bf16,b=bf16,layout=NT"});
+  const gen::Space space = gemm().space("sm_80", sig);
+  gen::Params params = gen::params_of(space, space.valid_config(0));
+  params["tile_m"] = gen::Value::num(64), params["tile_n"] = gen::Value::num(32);
+  params["tile_k"] = gen::Value::num(32), params["stages"] = gen::Value::num(3);
+  params["warps_m"] = gen::Value::num(2), params["warps_n"] = gen::Value::num(1);
+  auto mode = [](const gen::Launch& l, int operand) { // fast_a at byte 76, fast_b at 80
+    uint32_t v = 0;
+    std::memcpy(&v, l.kernargs.data() + 76 + 4 * operand, 4);
+    return v;
+  };
+  const std::map<std::string, double> scalars{{"alpha", 1.0}, {"beta", 0.5}};
+  struct Case {
+    int64_t lda, ldb;
+    uint64_t a_base;
+    uint32_t want_a, want_b;
+  };
+  // NT: A is M x K (lda >= M = 100), B is N x K (ldb >= N = 70)
+  for (const Case& c :
+       {Case{104, 72, 0x10000, 2, 2}, Case{102, 70, 0x10000, 1, 1}, Case{101, 71, 0x10000, 0, 0},
+        Case{104, 72, 0x10004, 1, 2}, Case{104, 72, 0x10002, 0, 2}}) {
+    const gen::Problem problem{{"M", 100}, {"N", 70}, {"K", 99}, {"lda", c.lda}, {"ldb", c.ldb}};
+    const std::vector<uint64_t> addr{c.a_base, 0x20000, 0x30000, 0x40000, 0x50000};
+    const auto ls = gemm().launches("sm_80", sig, params, problem, addr, scalars);
+    ASSERT_EQ(ls.size(), 1u);
+    EXPECT_EQ(mode(ls[0], 0), c.want_a) << "lda " << c.lda << " base " << c.a_base;
+    EXPECT_EQ(mode(ls[0], 1), c.want_b) << "ldb " << c.ldb;
+    EXPECT_EQ(ls[0].grid.x, 2u * 3u); // ceil(100 / 64) x ceil(70 / 32)
+    EXPECT_EQ(ls[0].block.x, 64u);
+    EXPECT_EQ(ls[0].dynamic_shared_bytes, 3u * (64 + 32) * 32 * 2);
+  }
+  params["split_k"] = gen::Value::num(4);
+  const gen::Problem problem{{"M", 100}, {"N", 70}, {"K", 99}};
+  const auto ls =
+      gemm().launches("sm_80", sig, params, problem, std::vector<uint64_t>{0, 0, 0, 0, 0}, scalars);
+  ASSERT_EQ(ls.size(), 2u);
+  EXPECT_EQ(ls[0].grid.y, 4u);
+  EXPECT_NE(ls[1].kernel, ls[0].kernel);
+  EXPECT_EQ(ls[1].grid.x * ls[1].block.x >= 100u * 70u, true);
+  // both kernels are in the generated module
+  const std::string text = gemm().generate("sm_80", sig, params).text;
+  for (const auto& l : ls)
+    EXPECT_NE(text.find(".entry " + l.kernel + "("), std::string::npos) << l.kernel;
 }
 
 } // namespace
