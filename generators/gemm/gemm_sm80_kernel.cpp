@@ -40,7 +40,6 @@ struct OperandTile {
   int chunks = 0;       // 16-byte chunks per row
   int base = 0;         // byte offset of the tile within a stage
   int frag_tiles = 0;   // 16-wide fragment tiles per warp (mma_m for A, mma_n / 2 for B)
-  int warp_extent = 0;  // warp tile in m or n
 };
 
 class Emitter {
@@ -52,11 +51,6 @@ public:
   Reg r64() { return k_.reg(RegClass::b64); }
   Reg rf() { return k_.reg(RegClass::f32); }
   Reg rp() { return k_.reg(RegClass::pred); }
-  Reg imm32(uint32_t v) {
-    Reg r = r32();
-    k_.mov(Type::u32, r, Operand(v));
-    return r;
-  }
 
   void emit_main();
   void emit_reduce();
@@ -333,7 +327,6 @@ void Emitter::emit_main() {
     t.chunks = t.row_bytes / 16;
     t.base = is_a ? 0 : p_.a_tile_bytes;
     t.frag_tiles = is_a ? p_.mma_m : p_.mma_n / 2;
-    t.warp_extent = is_a ? p_.warp_m : p_.warp_n;
     return t;
   };
   ta_ = tile(true), tb_ = tile(false);
