@@ -182,7 +182,7 @@ TEST(Sm80GemmSweep, RandomPointsMatchTheReferenceWithNoReports) {
 // sm_90 (Hopper without wgmma): the same kernels under .target sm_90, on the sm_90a emulator, with ptxas
 // -arch=sm_90.
 TEST(Sm80GemmSweep, Sm90PortablePathRunsOnTheHopperEmulator) {
-  const int points = std::max(4, sweep_points(150) / 10);
+  const int points = std::max(4, sweep_points(150) / 4);
   const bool ptxas = have_ptxas();
   std::mt19937_64 rng(0x5a90);
   const gen::Signature any = gen::parse_signature(gemm(), std::vector<std::string>{});
