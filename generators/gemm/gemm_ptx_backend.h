@@ -36,6 +36,9 @@ public:
                                        float beta) const = 0;
 };
 
+// mma.sync (cp.async, ldmatrix, mma.sync.m16n8k16): sm_80 and sm_90 (gemm_sm80.cpp).
+std::unique_ptr<GemmPtxBackend> make_gemm_sm80_backend();
+
 // The backends, in the order their targets are listed; each family adds its factory to gemm_ptx_backends()
 // in gemm_generator.cpp.
 std::vector<const GemmPtxBackend*> gemm_ptx_backends();

@@ -2,6 +2,8 @@
 // the reference on a hand-computed case, purity, and a few end-to-end runs on the emulator.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "isatune/error.h"
 #include "isatune/toolchain/llvm_mc.h"
 #include "test_gemm_harness.h"
@@ -80,7 +82,12 @@ uint64_t count_valid(const std::string& isa, bool a_trans, bool b_trans, bool fp
 TEST(GemmGenerator, Registered) {
   const gen::Generator& g = gemm();
   EXPECT_EQ(g.name(), "gemm");
-  EXPECT_EQ(g.targets(), (std::vector<std::string>{"gfx90a", "gfx942", "gfx950"}));
+  // the CDNA targets, then those of the PTX backends (gemm_ptx_backends())
+  const std::vector<std::string> t = g.targets();
+  ASSERT_GE(t.size(), 3u);
+  EXPECT_EQ(std::vector<std::string>(t.begin(), t.begin() + 3),
+            (std::vector<std::string>{"gfx90a", "gfx942", "gfx950"}));
+  for (const char* ptx : {"sm_80", "sm_90"}) EXPECT_NE(std::find(t.begin(), t.end(), ptx), t.end()) << ptx;
 }
 
 TEST(GemmGenerator, SignatureParsing) {
