@@ -59,8 +59,7 @@ public:
     check_target(isa);
     return {"vec * element size is 4, 8 or 16 bytes (one ld/st .v1/.v2/.v4 per chunk)",
             "rows_per_cta * warps_per_row * 32 <= 1024 threads",
-            "estimated registers (32 + chunks * vec values in flight + a weight/bias chunk + a 16-bit chunk "
-            "before conversion) at most 255",
+            "estimated registers (32 + 2 per value in flight: chunks * vec; ptxas 13.0 used no more) at most 255",
             "estimated registers (rounded up to 8) x threads per CTA at most 65536",
             "shared memory: cross-warp partials (reductions * rows_per_cta * warps_per_row * 4 bytes, static); "
             "staging=cp.async stages a CTA's rows (rows_per_cta * N * size rounded to 16 bytes, dynamic) only when "

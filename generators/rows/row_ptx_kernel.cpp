@@ -50,12 +50,15 @@ private:
 
   // Predicate: rem >= vec (a whole chunk of valid elements), and the row aligned for vector access.
   Reg full_chunk(Reg rem, std::optional<Reg> aligned);
-  void vector_load(ptx::Space sp, Reg base, int64_t off, const std::vector<Reg>& v);
-  void element_load(ptx::Space sp, Reg base, int64_t off, Reg valid, Reg v);
+  void widen(const std::vector<Reg>& raw, const std::vector<Reg>& v);
   // v[0..vec) from base + off: one vector load for a full aligned chunk, else the valid elements one by one;
-  // positions past the row's end get `identity`.
-  void load_chunk(ptx::Space sp, Reg base, int64_t off, Reg rem, std::optional<Reg> aligned, Operand identity,
+  // positions past the row's end get `identity` (-inf or 0: exact in every dtype).
+  void load_chunk(ptx::Space sp, Reg base, int64_t off, Reg rem, std::optional<Reg> aligned, float identity,
                   const std::vector<Reg>& v);
+  std::string half_bits(float identity) const {
+    if (identity == 0) return "0x0000";
+    return p_.dtype == DType::f16 ? "0xFC00" : "0xFF80"; // -inf
+  }
   void store_chunk(Reg base, int64_t off, Reg rem, std::optional<Reg> aligned, const std::vector<Reg>& v);
   void copy_chunk(Reg gbase, Reg sbase, int64_t off, Reg rem);
   void combine(Combine c, Reg acc, Reg b) { k_.binary(c == Combine::max ? "max" : "add", Type::f32, acc, acc, b); }
@@ -96,21 +99,15 @@ Reg RowPtxEmitter::full_chunk(Reg rem, std::optional<Reg> aligned) {
   return full;
 }
 
-void RowPtxEmitter::vector_load(ptx::Space sp, Reg base, int64_t off, const std::vector<Reg>& v) {
-  const Address a(base, off);
-  if (p_.dtype == DType::f32) {
-    k_.ld(sp, Type::f32, v, a);
-    return;
-  }
-  std::vector<Reg> raw = k_.regs(RegClass::b32, uint32_t(p_.vec / 2));
-  k_.ld(sp, Type::b32, raw, a);
+// 16-bit pairs (lower element in the low half) -> f32 values; bf16 -> f32 is exact: the bits in the upper half.
+void RowPtxEmitter::widen(const std::vector<Reg>& raw, const std::vector<Reg>& v) {
   for (size_t i = 0; i < raw.size(); ++i) {
     if (p_.dtype == DType::f16) {
       std::vector<Reg> h = k_.regs(RegClass::b16, 2);
       k_.unpack(Type::b32, h, raw[i]);
       k_.cvt(ptx::Rounding::none, Type::f32, Type::f16, v[2 * i], h[0]);
       k_.cvt(ptx::Rounding::none, Type::f32, Type::f16, v[2 * i + 1], h[1]);
-    } else { // bf16 -> f32 is exact: the bits in the upper half
+    } else {
       Reg lo = r(), hi = r();
       k_.binary("shl", Type::b32, lo, raw[i], 16);
       k_.binary("and", Type::b32, hi, raw[i], Operand::sym("0xFFFF0000"));
@@ -120,67 +117,66 @@ void RowPtxEmitter::vector_load(ptx::Space sp, Reg base, int64_t off, const std:
   }
 }
 
-void RowPtxEmitter::element_load(ptx::Space sp, Reg base, int64_t off, Reg valid, Reg v) {
-  const Address a(base, off);
-  if (p_.dtype == DType::f32) {
-    k_.ld(sp, Type::f32, {v}, a).pred(valid);
-    return;
-  }
-  Reg h = k_.reg(RegClass::b16);
-  k_.ld(sp, Type::b16, {h}, a).pred(valid);
-  if (p_.dtype == DType::f16) {
-    k_.cvt(ptx::Rounding::none, Type::f32, Type::f16, v, h).pred(valid);
-  } else {
-    Reg w = r();
-    k_.cvt(ptx::Rounding::none, Type::u32, Type::u16, w, h).pred(valid);
-    k_.binary("shl", Type::b32, w, w, 16).pred(valid);
-    k_.mov(Type::b32, v, w).pred(valid);
-  }
-}
-
+// Both paths of a chunk fill the same registers (f32 values, or the packed 16-bit pairs converted once after the
+// join), so ptxas, which if-converts the branch, keeps one set live.
 void RowPtxEmitter::load_chunk(ptx::Space sp, Reg base, int64_t off, Reg rem, std::optional<Reg> aligned,
-                               Operand identity, const std::vector<Reg>& v) {
+                               float identity, const std::vector<Reg>& v) {
   Reg full = full_chunk(rem, aligned);
   Label slow = k_.new_label("ld_part"), done = k_.new_label("ld_done");
+  const bool half = p_.dtype != DType::f32;
+  std::vector<Reg> raw;
+  if (half) raw = k_.regs(RegClass::b32, uint32_t(p_.vec / 2));
   k_.bra(slow).pred(full, true);
-  vector_load(sp, base, off, v);
+  k_.ld(sp, half ? Type::b32 : Type::f32, half ? raw : v, Address(base, off));
   k_.bra(done);
   k_.place(slow);
-  for (int e = 0; e < p_.vec; ++e) {
-    k_.mov(Type::f32, v[e], identity);
-    Reg valid = pr();
-    k_.setp(Cmp::gt, Type::s32, valid, rem, e);
-    element_load(sp, base, off + e * size_, valid, v[e]);
-  }
-  k_.place(done);
-}
-
-void RowPtxEmitter::store_chunk(Reg base, int64_t off, Reg rem, std::optional<Reg> aligned,
-                                const std::vector<Reg>& v) {
-  Reg full = full_chunk(rem, aligned);
-  Label slow = k_.new_label("st_part"), done = k_.new_label("st_done");
-  k_.bra(slow).pred(full, true);
-  if (p_.dtype == DType::f32) {
-    k_.st(ptx::Space::global, Type::f32, Address(base, off), v);
-  } else {
-    std::vector<Reg> raw = k_.regs(RegClass::b32, uint32_t(p_.vec / 2));
-    for (size_t i = 0; i < raw.size(); ++i)
-      k_.cvt_pack(p_.dtype == DType::f16 ? Type::f16x2 : Type::bf16x2, raw[i], v[2 * i + 1], v[2 * i]);
-    k_.st(ptx::Space::global, Type::b32, Address(base, off), raw);
-  }
-  k_.bra(done);
-  k_.place(slow);
+  std::vector<Reg> h;
+  if (half) h = k_.regs(RegClass::b16, uint32_t(p_.vec));
   for (int e = 0; e < p_.vec; ++e) {
     Reg valid = pr();
     k_.setp(Cmp::gt, Type::s32, valid, rem, e);
     const Address a(base, off + e * size_);
-    if (p_.dtype == DType::f32) {
-      k_.st(ptx::Space::global, Type::f32, a, {v[e]}).pred(valid);
+    if (!half) {
+      k_.mov(Type::f32, v[e], Operand::f32(identity));
+      k_.ld(sp, Type::f32, {v[e]}, a).pred(valid);
     } else {
-      Reg h = k_.reg(RegClass::b16);
-      k_.cvt(ptx::Rounding::rn, p_.dtype == DType::f16 ? Type::f16 : Type::bf16, Type::f32, h, v[e]).pred(valid);
-      k_.st(ptx::Space::global, Type::b16, a, {h}).pred(valid);
+      k_.mov(Type::b16, h[e], Operand::sym(half_bits(identity)));
+      k_.ld(sp, Type::b16, {h[e]}, a).pred(valid);
     }
+  }
+  for (size_t i = 0; i < raw.size(); ++i) k_.pack(Type::b32, raw[i], {h[2 * i], h[2 * i + 1]});
+  k_.place(done);
+  if (half) widen(raw, v);
+}
+
+void RowPtxEmitter::store_chunk(Reg base, int64_t off, Reg rem, std::optional<Reg> aligned,
+                                const std::vector<Reg>& v) {
+  const bool half = p_.dtype != DType::f32;
+  std::vector<Reg> raw;
+  if (half) {
+    raw = k_.regs(RegClass::b32, uint32_t(p_.vec / 2));
+    for (size_t i = 0; i < raw.size(); ++i)
+      k_.cvt_pack(p_.dtype == DType::f16 ? Type::f16x2 : Type::bf16x2, raw[i], v[2 * i + 1], v[2 * i]);
+  }
+  Reg full = full_chunk(rem, aligned);
+  Label slow = k_.new_label("st_part"), done = k_.new_label("st_done");
+  k_.bra(slow).pred(full, true);
+  k_.st(ptx::Space::global, half ? Type::b32 : Type::f32, Address(base, off), half ? raw : v);
+  k_.bra(done);
+  k_.place(slow);
+  std::vector<Reg> h;
+  if (half) {
+    h = k_.regs(RegClass::b16, uint32_t(p_.vec));
+    for (size_t i = 0; i < raw.size(); ++i) k_.unpack(Type::b32, {h[2 * i], h[2 * i + 1]}, raw[i]);
+  }
+  for (int e = 0; e < p_.vec; ++e) {
+    Reg valid = pr();
+    k_.setp(Cmp::gt, Type::s32, valid, rem, e);
+    const Address a(base, off + e * size_);
+    if (!half)
+      k_.st(ptx::Space::global, Type::f32, a, {v[e]}).pred(valid);
+    else
+      k_.st(ptx::Space::global, Type::b16, a, {h[e]}).pred(valid);
   }
   k_.place(done);
 }
@@ -252,15 +248,16 @@ void RowPtxEmitter::loop(const std::vector<Reg>& bases,
 
 // Every pass re-reads x from `src` (global memory, or this thread's staged chunks in shared memory).
 void RowPtxEmitter::looped(ptx::Space sp, Reg src) {
-  const Operand neg_inf = Operand::f32(-INFINITY), zero = Operand::f32(0);
-  auto load_all = [&](const std::vector<Reg>& rems, Reg base, Operand identity) {
+  const Operand zero = Operand::f32(0);
+  const float neg_inf = -INFINITY;
+  auto load_all = [&](const std::vector<Reg>& rems, Reg base, float identity) {
     auto v = chunk_regs();
     for (int j = 0; j < p_.chunks; ++j) load_chunk(sp, base, j * chunk_bytes_, rems[j], fast_x_, identity, v[j]);
     return v;
   };
   if (op_ == RowOp::softmax) {
     Reg m = f();
-    k_.mov(Type::f32, m, neg_inf);
+    k_.mov(Type::f32, m, Operand::f32(neg_inf));
     loop({src}, [&](auto& rems, auto& c) {
       for (auto& ch : load_all(rems, c[0], neg_inf))
         for (Reg v : ch) combine(Combine::max, m, v);
@@ -295,7 +292,7 @@ void RowPtxEmitter::looped(ptx::Space sp, Reg src) {
   Reg acc = f();
   k_.mov(Type::f32, acc, zero);
   loop({src}, [&](auto& rems, auto& c) {
-    for (auto& ch : load_all(rems, c[0], zero))
+    for (auto& ch : load_all(rems, c[0], 0.0f))
       for (Reg v : ch) {
         if (op_ == RowOp::rmsnorm)
           k_.fma_rn(Type::f32, acc, v, v, acc);
@@ -310,11 +307,14 @@ void RowPtxEmitter::looped(ptx::Space sp, Reg src) {
     mean_ = stat;
     Reg var = f();
     k_.mov(Type::f32, var, zero);
-    // Positions past the end read as the mean: they add nothing to the variance.
     loop({src}, [&](auto& rems, auto& c) {
-      for (auto& ch : load_all(rems, c[0], mean_))
-        for (Reg v : ch) {
+      auto vals = load_all(rems, c[0], 0.0f);
+      for (int j = 0; j < p_.chunks; ++j)
+        for (int e = 0; e < p_.vec; ++e) {
+          Reg v = vals[j][e], valid = pr();
           k_.sub(Type::f32, v, v, mean_);
+          k_.setp(Cmp::gt, Type::s32, valid, rems[j], e);
+          k_.selp(Type::f32, v, v, zero, valid); // past the end: no contribution
           k_.fma_rn(Type::f32, var, v, v, var);
         }
     });
@@ -328,14 +328,14 @@ void RowPtxEmitter::looped(ptx::Space sp, Reg src) {
   std::vector<Reg> bases{src, wp_, yp_};
   if (op_ == RowOp::layernorm) bases.push_back(bp_);
   loop(bases, [&](auto& rems, auto& c) {
-    auto vals = load_all(rems, c[0], zero);
+    auto vals = load_all(rems, c[0], 0.0f);
     for (int j = 0; j < p_.chunks; ++j) {
       auto w = fs(p_.vec);
-      load_chunk(ptx::Space::global, c[1], j * chunk_bytes_, rems[j], std::nullopt, zero, w);
+      load_chunk(ptx::Space::global, c[1], j * chunk_bytes_, rems[j], std::nullopt, 0.0f, w);
       std::vector<Reg> b;
       if (op_ == RowOp::layernorm) {
         b = fs(p_.vec);
-        load_chunk(ptx::Space::global, c[3], j * chunk_bytes_, rems[j], std::nullopt, zero, b);
+        load_chunk(ptx::Space::global, c[3], j * chunk_bytes_, rems[j], std::nullopt, 0.0f, b);
       }
       for (int e = 0; e < p_.vec; ++e) {
         Reg v = vals[j][e];
@@ -356,6 +356,7 @@ void RowPtxEmitter::looped(ptx::Space sp, Reg src) {
 // The row in registers: one read of x, every pass over registers, chunks past the end hold identities.
 void RowPtxEmitter::resident() {
   const Operand neg_inf = Operand::f32(-INFINITY), zero = Operand::f32(0);
+  const float identity = op_ == RowOp::softmax ? -INFINITY : 0.0f;
   auto vals = chunk_regs();
   std::vector<Reg> rems;
   for (int j = 0; j < p_.chunks; ++j) {
@@ -363,8 +364,7 @@ void RowPtxEmitter::resident() {
     k_.add(Type::u32, pos, tpos_, int(j * threads_row_ * p_.vec));
     k_.sub(Type::s32, rem, n_, pos);
     rems.push_back(rem);
-    load_chunk(ptx::Space::global, xp_, j * chunk_bytes_, rem, fast_x_, op_ == RowOp::softmax ? neg_inf : zero,
-               vals[j]);
+    load_chunk(ptx::Space::global, xp_, j * chunk_bytes_, rem, fast_x_, identity, vals[j]);
   }
   if (op_ == RowOp::softmax) {
     Reg m = f();
@@ -423,11 +423,11 @@ void RowPtxEmitter::resident() {
   k_.unary("rsqrt.approx", Type::f32, inv_, stat);
   for (int j = 0; j < p_.chunks; ++j) {
     auto w = fs(p_.vec);
-    load_chunk(ptx::Space::global, wp_, j * chunk_bytes_, rems[j], std::nullopt, zero, w);
+    load_chunk(ptx::Space::global, wp_, j * chunk_bytes_, rems[j], std::nullopt, 0.0f, w);
     std::vector<Reg> b;
     if (op_ == RowOp::layernorm) {
       b = fs(p_.vec);
-      load_chunk(ptx::Space::global, bp_, j * chunk_bytes_, rems[j], std::nullopt, zero, b);
+      load_chunk(ptx::Space::global, bp_, j * chunk_bytes_, rems[j], std::nullopt, 0.0f, b);
     }
     for (int e = 0; e < p_.vec; ++e) {
       Reg v = vals[j][e];
@@ -583,11 +583,10 @@ void RowPtxEmitter::emit() {
 
 int threads_per_cta(const RowPtxParams& p) { return 32 * p.warps_per_row * p.rows_per_cta; }
 
-int ptx_register_estimate(RowOp op, const RowPtxParams& p) {
-  const int values = p.chunks * p.vec;                              // one step's chunks in flight, as f32
-  const int side = op == RowOp::softmax ? 0 : op == RowOp::rmsnorm ? p.vec : 2 * p.vec; // weight (and bias)
-  const int raw = int(size_of(p.dtype)) == 2 ? p.vec / 2 : 0;       // a 16-bit chunk before conversion
-  return 32 + values + side + raw; // pointers, cursors, statistics, predicates
+// ptxas 13.0 on sm_80/sm_90a without a register cap used at most 32 + 2 per value in flight (the resident
+// layernorm, which also holds a weight and a bias chunk and the centred values); softmax and looped forms less.
+int ptx_register_estimate(RowOp, const RowPtxParams& p) {
+  return 32 + 2 * p.chunks * p.vec;
 }
 
 bool ptx_row_valid(RowOp op, const RowPtxParams& p, std::string* why) {

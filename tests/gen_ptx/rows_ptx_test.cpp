@@ -1,0 +1,213 @@
+// The PTX row kernels (softmax, rmsnorm, layernorm) on emu:sm_80 and emu:sm_90a: the space and its
+// constraints, then sweeps of random valid points (every dtype) on random ragged problems through the tuner's
+// pipeline (float64 reference, zero emulator reports), and ptxas on a subset (no spills, registers reported).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <set>
+
+#include "isatune/error.h"
+#include "ptx_sweep.h"
+
+namespace {
+
+using namespace isatune;
+using gen_ptx_test::run_point;
+
+const char* const kFamilies[] = {"softmax", "rmsnorm", "layernorm"};
+const char* const kDtypes[] = {"f32", "f16", "bf16"};
+
+int sweep_points() {
+  const char* env = std::getenv("ISATUNE_SWEEP_POINTS");
+  return env ? std::max(1, std::atoi(env)) : 150;
+}
+
+int64_t num(const gen::Params& p, const char* k) { return int64_t(p.at(k).number); }
+
+// A ragged problem for a point: rows 1..40 (partial last CTAs), N 1..3000 (half of the resident points within
+// the resident capacity so that form runs), ld / ldy sometimes padded (odd strides misalign vector rows).
+gen::Problem random_problem(const gen::Params& p, std::mt19937_64& rng) {
+  auto uni = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  const int64_t capacity = 32 * num(p, "warps_per_row") * num(p, "vec") * num(p, "chunks");
+  gen::Problem pr;
+  pr["rows"] = uni(1, 40);
+  int64_t n = num(p, "resident") && uni(0, 1) ? uni(1, std::min<int64_t>(capacity, 3000)) : uni(1, 3000);
+  if (uni(0, 3) == 0) n = uni(1, 70); // short rows: a single partial chunk
+  pr["N"] = n;
+  if (uni(0, 2) == 0) pr["ld"] = n + uni(1, 9);
+  if (uni(0, 2) == 0) pr["ldy"] = n + uni(1, 9);
+  // Keep the emulated work modest: at most ~40K elements per run.
+  while (pr["rows"] > 1 && pr["rows"] * n > 40000) pr["rows"] /= 2;
+  return pr;
+}
+
+struct SweepStats {
+  int points = 0, runs = 0, staged = 0, resident = 0, multi_warp = 0;
+  double max_err[3] = {0, 0, 0};
+};
+
+void sweep(const std::string& family, const std::string& isa) {
+  const gen::Generator& g = gen::find_generator(family);
+  const int points = sweep_points();
+  std::mt19937_64 rng(std::hash<std::string>{}(family + isa) ^ 0x5eedULL);
+  SweepStats st;
+  std::set<std::string> seen_values;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < points; ++i) {
+    const int d = i % 3;
+    tune::VariantSpec spec;
+    spec.generator = &g;
+    spec.isa = isa;
+    spec.sig = {{"dtype", kDtypes[d]}};
+    const gen::Space space = g.space(isa, spec.sig);
+    ASSERT_GE(space.size(), 150u) << family << " " << isa << " " << kDtypes[d];
+    spec.params = gen::params_of(space, space.valid_config(size_t(rng() % space.size())));
+    for (const auto& [k, v] : spec.params) seen_values.insert(k + "=" + v.str());
+    const gen::Problem problem = random_problem(spec.params, rng);
+    SCOPED_TRACE(family + " " + isa + " " + gen::format(spec.sig) + " " + gen::format(spec.params) + " on " +
+                 gen::format(problem));
+    const auto o = run_point(spec, problem, rng());
+    ASSERT_EQ(o.result.status, tune::Status::ok) << gen_ptx_test::describe(spec, problem, o.result);
+    ASSERT_TRUE(o.result.diagnostics.empty()) << o.result.diagnostics.front();
+    ASSERT_LE(o.result.max_rel_error, o.result.tolerance);
+    st.max_err[d] = std::max(st.max_err[d], o.result.max_rel_error);
+    ++st.points;
+    ++st.runs;
+    const int64_t n = problem.at("N");
+    const int64_t cap = 32 * num(spec.params, "warps_per_row") * num(spec.params, "vec") * num(spec.params, "chunks");
+    const bool res = num(spec.params, "resident") && n <= cap;
+    st.resident += res;
+    st.staged += !res && spec.params.at("staging").str() != "none" &&
+                 (n * int64_t(gen::size_of(*gen::parse_dtype(kDtypes[d]))) + 15) / 16 * 16 *
+                         num(spec.params, "rows_per_cta") <= 48 * 1024;
+    st.multi_warp += num(spec.params, "warps_per_row") > 1;
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("[ sweep ] %s %s: %d points ok (%d resident, %d staged, %d multi-warp rows), max rel error "
+              "f32 %.2g f16 %.2g bf16 %.2g, %.1f s\n",
+              family.c_str(), isa.c_str(), st.points, st.resident, st.staged, st.multi_warp, st.max_err[0],
+              st.max_err[1], st.max_err[2], secs);
+  // Every value of every parameter was exercised (the sweep is large enough for the space's lists).
+  if (points >= 150) {
+    for (const char* v : {"vec=1", "vec=8", "rows_per_cta=8", "warps_per_row=8", "chunks=16", "resident=1",
+                          "staging=cp.async", "staging=none"})
+      EXPECT_TRUE(seen_values.count(v)) << v << " never drawn";
+  }
+  EXPECT_GT(st.resident, 0);
+  EXPECT_GT(st.staged, 0);
+  EXPECT_GT(st.multi_warp, 0);
+}
+
+TEST(PtxRowsSpace, TargetsConstraintsAndRejections) {
+  for (const char* family : kFamilies) {
+    const gen::Generator& g = gen::find_generator(family);
+    const auto t = g.targets();
+    EXPECT_NE(std::find(t.begin(), t.end(), "sm_80"), t.end());
+    EXPECT_NE(std::find(t.begin(), t.end(), "sm_90a"), t.end());
+    EXPECT_GE(g.constraint_descriptions("sm_90a", {{"dtype", "f16"}}).size(), 4u);
+    for (const char* dt : kDtypes) {
+      const gen::Space s = g.space("sm_80", {{"dtype", dt}});
+      EXPECT_GE(s.size(), 150u) << family << " " << dt;
+      EXPECT_LT(s.size(), s.cartesian_size()) << "the constraints reject something";
+    }
+    // f16 with vec=1 is a 2-byte load: rejected, naming the rule.
+    const gen::Signature f16{{"dtype", "f16"}};
+    const gen::Space s = g.space("sm_80", f16);
+    gen::Params p = gen::params_of(s, s.valid_config(0));
+    p["vec"] = gen::Value::num(1);
+    try {
+      g.generate("sm_80", f16, p);
+      ADD_FAILURE() << "vec=1 with f16 was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("vec"), std::string::npos) << e.what();
+    }
+    p["vec"] = gen::Value::num(4);
+    p["rows_per_cta"] = gen::Value::num(8);
+    p["warps_per_row"] = gen::Value::num(8);
+    EXPECT_THROW(g.generate("sm_80", f16, p), InputError) << "2048 threads";
+    p["warps_per_row"] = gen::Value::num(3);
+    EXPECT_THROW(g.generate("sm_80", f16, p), InputError) << "a value outside the list";
+    EXPECT_THROW(g.space("sm_86", f16), InputError);
+  }
+}
+
+// The kernel's parameters are exactly the bytes launches() packs: pointers, rows, N, ld, ldy, [eps].
+TEST(PtxRowsSpace, KernelParametersMatchTheLaunch) {
+  for (const char* family : kFamilies) {
+    const gen::Generator& g = gen::find_generator(family);
+    const gen::Signature sig{{"dtype", "bf16"}};
+    const gen::Space s = g.space("sm_90a", sig);
+    const gen::Params p = gen::params_of(s, s.valid_config(s.size() / 2));
+    const gen::Generated out = g.generate("sm_90a", sig, p);
+    const size_t nbuf = std::string(family) == "softmax" ? 2 : std::string(family) == "rmsnorm" ? 3 : 4;
+    std::vector<uint64_t> addr;
+    for (size_t i = 0; i < nbuf; ++i) addr.push_back(0x1000 * (i + 1));
+    const gen::Problem pr{{"rows", 5}, {"N", 77}, {"ld", 80}, {"ldy", 79}};
+    const auto l = g.launches("sm_90a", sig, p, pr, addr, {{"eps", 1e-5}});
+    ASSERT_EQ(l.size(), 1u);
+    EXPECT_EQ(l[0].kernel, out.kernel_name);
+    EXPECT_EQ(l[0].kernargs.size(), nbuf * 8 + 16 + (nbuf > 2 ? 4 : 0));
+    EXPECT_EQ(l[0].block.x, 32 * num(p, "rows_per_cta") * num(p, "warps_per_row"));
+    EXPECT_EQ(l[0].grid.x, (5 + num(p, "rows_per_cta") - 1) / num(p, "rows_per_cta"));
+    // Parameter declarations in order.
+    std::vector<std::string> names{"x"};
+    if (nbuf > 2) names.push_back("weight");
+    if (nbuf > 3) names.push_back("bias");
+    for (const char* n : {"y", "rows", "N", "ld", "ldy"}) names.push_back(n);
+    if (nbuf > 2) names.push_back("eps");
+    size_t at = 0;
+    for (size_t i = 0; i < names.size(); ++i) {
+      const std::string type = i < nbuf ? ".u64 " : i < nbuf + 4 ? ".u32 " : ".f32 ";
+      const size_t f = out.text.find(".param " + type + names[i], at);
+      ASSERT_NE(f, std::string::npos) << names[i] << " in\n" << out.text.substr(0, 600);
+      at = f;
+    }
+  }
+}
+
+TEST(PtxRowsSweep, SoftmaxSm80) { sweep("softmax", "sm_80"); }
+TEST(PtxRowsSweep, SoftmaxSm90a) { sweep("softmax", "sm_90a"); }
+TEST(PtxRowsSweep, RmsnormSm80) { sweep("rmsnorm", "sm_80"); }
+TEST(PtxRowsSweep, RmsnormSm90a) { sweep("rmsnorm", "sm_90a"); }
+TEST(PtxRowsSweep, LayernormSm80) { sweep("layernorm", "sm_80"); }
+TEST(PtxRowsSweep, LayernormSm90a) { sweep("layernorm", "sm_90a"); }
+
+// ptxas compiles a subset of points of each family and target (the largest register estimates among them) with
+// no spills and no stack frame, and reports registers within what the launch allows.
+TEST(PtxRowsPtxas, SubsetCompilesWithoutSpills) {
+  if (!gen_ptx_test::have_ptxas()) GTEST_SKIP() << "ptxas not found";
+  int compiled = 0;
+  for (const char* family : kFamilies)
+    for (const char* isa : {"sm_80", "sm_90a"})
+      for (const char* dt : kDtypes) {
+        const gen::Generator& g = gen::find_generator(family);
+        tune::VariantSpec spec{&g, isa, {{"dtype", dt}}, {}};
+        const gen::Space s = g.space(isa, spec.sig);
+        // Evenly spaced points plus the last ones (largest rows_per_cta / warps / chunks in Cartesian order).
+        std::vector<size_t> picks{s.size() - 1, s.size() - 2, s.size() / 3, (2 * s.size()) / 3};
+        for (size_t pick : picks) {
+          spec.params = gen::params_of(s, s.valid_config(pick));
+          SCOPED_TRACE(std::string(family) + " " + isa + " " + dt + " " + gen::format(spec.params));
+          const tune::Compiled c = tune::compile_variant(spec, {.ptxas = true});
+          ASSERT_TRUE(c.ptx_report.has_value());
+          const auto* k = c.ptx_report->find(c.generated.kernel_name);
+          ASSERT_NE(k, nullptr);
+          EXPECT_GT(k->registers, 0u);
+          EXPECT_EQ(k->spill_store_bytes + k->spill_load_bytes, 0u);
+          EXPECT_EQ(k->stack_bytes, 0u);
+          EXPECT_TRUE(c.prune_reasons.empty()) << c.prune_reasons.front();
+          const int64_t threads = 32 * num(spec.params, "rows_per_cta") * num(spec.params, "warps_per_row");
+          EXPECT_LE(int64_t((k->registers + 7) / 8 * 8) * threads, 65536);
+          if (compiled % 9 == 0)
+            std::printf("[ ptxas ] %s %s %s %s: %u registers, %u bytes smem\n", family, isa, dt,
+                        gen::format(spec.params).c_str(), k->registers, k->shared_bytes);
+          ++compiled;
+        }
+      }
+  std::printf("[ ptxas ] %d points compiled, none spilled\n", compiled);
+}
+
+} // namespace
