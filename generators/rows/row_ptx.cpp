@@ -13,7 +13,11 @@ namespace {
 
 const std::vector<int> kVec{1, 2, 4, 8}, kRowsPerCta{1, 2, 4, 8}, kWarpsPerRow{1, 2, 4, 8},
     kChunks{1, 2, 4, 8, 16}, kResident{0, 1};
-const std::vector<std::string> kStaging{"none", "cp.async"};
+// Staging values per target: cp.async.bulk with mbarrier completion needs sm_90.
+std::vector<std::string> staging_values(const std::string& isa) {
+  if (isa == "sm_90a") return {"none", "cp.async", "tma-bulk"};
+  return {"none", "cp.async"};
+}
 
 std::vector<Value> nums(const std::vector<int>& v) {
   std::vector<Value> out;
@@ -24,7 +28,8 @@ std::vector<Value> nums(const std::vector<int>& v) {
 RowStaging staging_of(const std::string& s) {
   if (s == "none") return RowStaging::none;
   if (s == "cp.async") return RowStaging::cp_async;
-  throw InputError("staging=" + s + " is not one of none, cp.async");
+  if (s == "tma-bulk") return RowStaging::bulk;
+  throw InputError("staging=" + s + " is not one of none, cp.async, tma-bulk");
 }
 
 class RowPtx final : public RowPtxBackend {
@@ -33,6 +38,7 @@ public:
 
   Space space(RowOp op, const std::string& isa, DType dtype) const override {
     check_target(isa);
+    const std::vector<std::string> kStaging = staging_values(isa);
     std::vector<Value> staging;
     for (const auto& s : kStaging) staging.push_back(Value::str(s));
     std::vector<Parameter> ps{{"vec", nums(kVec), true},
@@ -41,7 +47,7 @@ public:
                               {"chunks", nums(kChunks), true},
                               {"resident", nums(kResident), false},
                               {"staging", staging, false}};
-    Constraint c = [op, dtype](const Config& cfg) {
+    Constraint c = [op, dtype, kStaging](const Config& cfg) {
       RowPtxParams p;
       p.dtype = dtype;
       p.vec = kVec[cfg[0]];
@@ -62,8 +68,9 @@ public:
             "estimated registers (32 + 2 per value in flight: chunks * vec; ptxas 13.0 used no more) at most 255",
             "estimated registers (rounded up to 8) x threads per CTA at most 65536",
             "shared memory: cross-warp partials (reductions * rows_per_cta * warps_per_row * 4 bytes, static); "
-            "staging=cp.async stages a CTA's rows (rows_per_cta * N * size rounded to 16 bytes, dynamic) only when "
-            "that fits 48 KiB, otherwise it loops over global memory"};
+            "staging=cp.async (and tma-bulk on sm_90a: + 16 bytes per row, + an 8-byte mbarrier per row) stages a "
+            "CTA's rows (rows_per_cta * N * size rounded to 16 bytes, dynamic) only when that fits 48 KiB, "
+            "otherwise it loops over global memory"};
   }
 
   Generated generate(RowOp op, const std::string& isa, DType dtype, const Params& params) const override {

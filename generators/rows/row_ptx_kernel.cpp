@@ -80,6 +80,8 @@ private:
   void looped(ptx::Space sp, Reg src);
   void resident();
   void staged_copy(Reg sbase);
+  Reg staged_bulk(Reg srow_base, Reg group);
+  Reg xrow_, t_;
 
   ptx::Kernel& k_;
   RowOp op_;
@@ -450,6 +452,76 @@ void RowPtxEmitter::staged_copy(Reg sbase) {
   k_.cp_async_wait_all();
 }
 
+// The row keeps its global address modulo 16 in shared memory (element p at srow + p * size, srow = base +
+// (x row address mod 16)), so the 16-byte aligned middle [A, B) of the row is one cp.async.bulk that completes on
+// the row's mbarrier, and a thread's vector reads from shared memory are aligned exactly when its global ones
+// would be. Threads copy the head [G, A) and tail [B, E) (under 16 bytes each; the whole row when it has no
+// aligned block). Returns srow.
+Reg RowPtxEmitter::staged_bulk(Reg srow_base, Reg group) {
+  const Operand size = size_;
+  Reg g16 = r(), srow = r(), nbytes = r(), a_off = r(), b_off = r(), end = r();
+  k_.cvt(ptx::Rounding::none, Type::u32, Type::u64, g16, xrow_);
+  k_.binary("and", Type::b32, g16, g16, 15);
+  k_.add(Type::u32, srow, srow_base, g16);
+  k_.mul_lo(Type::u32, nbytes, n_, size);
+  k_.sub(Type::u32, a_off, 16, g16);
+  k_.binary("and", Type::b32, a_off, a_off, 15);
+  k_.add(Type::u32, end, g16, nbytes);
+  k_.binary("and", Type::b32, end, end, Operand::sym("0xFFFFFFF0"));
+  k_.sub(Type::s32, b_off, end, g16);
+  Reg has_bulk = pr(), leader = pr();
+  k_.setp(Cmp::gt, Type::s32, has_bulk, b_off, a_off);
+  k_.setp(Cmp::eq, Type::u32, leader, t_, 0);
+  Reg bulk_bytes = r(), head = r(), tail = r(), tmp = r();
+  k_.sub(Type::u32, tmp, b_off, a_off);
+  k_.selp(Type::u32, bulk_bytes, tmp, 0, has_bulk);
+  k_.binary("shr", Type::u32, tmp, a_off, log2i(size_));
+  k_.selp(Type::u32, head, tmp, n_, has_bulk); // elements in the head
+  k_.binary("shr", Type::u32, tmp, b_off, log2i(size_));
+  k_.selp(Type::u32, tail, tmp, n_, has_bulk); // first element of the tail
+  Reg mb = r();
+  k_.mov_addr(mb, "mbar");
+  k_.mad_lo(Type::u32, mb, group, 8, mb);
+  k_.mbarrier_init(Address(mb), 1).pred(leader);
+  k_.fence_mbarrier_init().pred(leader);
+  k_.raw("bar.sync", {bar_id_, threads_row_});
+  k_.mbarrier_arrive_expect_tx(Address(mb), bulk_bytes).pred(leader);
+  Reg issue = pr(), dst = r(), src = rd(), off64 = rd();
+  k_.raw("and.pred", {issue, leader, has_bulk});
+  k_.add(Type::u32, dst, srow, a_off);
+  k_.cvt(ptx::Rounding::none, Type::u64, Type::u32, off64, a_off);
+  k_.add(Type::u64, src, xrow_, off64);
+  k_.raw("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+         {Operand::sym("[" + dst.name() + "]"), Operand::sym("[" + src.name() + "]"), bulk_bytes,
+          Operand::sym("[" + mb.name() + "]")},
+         {80, 90, false, "cp.async.bulk"})
+      .pred(issue);
+  // Head element t and tail element tail + t (each under 16 bytes, so the row's first 16 threads suffice).
+  const Type t16 = size_ == 4 ? Type::b32 : Type::b16;
+  for (int part = 0; part < 2; ++part) {
+    Reg e = r(), valid = pr(), soff = r(), gaddr = rd(), v = k_.reg(size_ == 4 ? RegClass::b32 : RegClass::b16);
+    if (part == 0) {
+      k_.mov(Type::u32, e, t_);
+      k_.setp(Cmp::lt, Type::u32, valid, e, head);
+    } else {
+      k_.add(Type::u32, e, tail, t_);
+      k_.setp(Cmp::lt, Type::u32, valid, e, n_);
+    }
+    k_.mad_lo(Type::u32, soff, e, size, srow);
+    k_.mul_wide(Type::u32, gaddr, e, size);
+    k_.add(Type::u64, gaddr, gaddr, xrow_);
+    k_.ld(ptx::Space::global, t16, {v}, Address(gaddr)).pred(valid);
+    k_.st(ptx::Space::shared, t16, Address(soff), {v}).pred(valid);
+  }
+  k_.raw("bar.sync", {bar_id_, threads_row_}); // the head and tail are other threads' chunks
+  Label wait = k_.new_label("bulk_wait");
+  k_.place(wait);
+  Reg landed = pr();
+  k_.mbarrier_try_wait_parity(landed, Address(mb), 0);
+  k_.bra(wait).pred(landed, true);
+  return srow;
+}
+
 void RowPtxEmitter::emit() {
   const bool norm = op_ != RowOp::softmax;
   const int threads = threads_per_cta(p_);
@@ -463,6 +535,7 @@ void RowPtxEmitter::emit() {
   if (norm) eps_p = k_.param("eps", Type::f32);
   k_.reqntid(uint32_t(threads));
   if (p_.warps_per_row > 1) k_.shared("red", ptx_reduction_bytes(op_, p_), 16);
+  if (p_.staging == RowStaging::bulk) k_.shared("mbar", uint32_t(8 * p_.rows_per_cta), 8);
   if (p_.staging != RowStaging::none) k_.dynamic_shared("stage", 16);
 
   std::vector<Reg> gptr;
@@ -512,6 +585,8 @@ void RowPtxEmitter::emit() {
     return out;
   };
   Reg xrow = row_base(gptr.front(), ld, fast_x_);
+  xrow_ = xrow;
+  t_ = t;
   Reg yrow = row_base(gptr.back(), ldy, fast_y_);
   tpos_ = r();
   k_.mul_lo(Type::u32, tpos_, t, p_.vec);
@@ -529,6 +604,10 @@ void RowPtxEmitter::emit() {
     bp_ = rd();
     k_.add(Type::u64, bp_, gptr[2], tb);
   }
+  if (p_.warps_per_row > 1 || p_.staging == RowStaging::bulk) {
+    bar_id_ = r();
+    k_.add(Type::u32, bar_id_, group, 1); // one named barrier per row (0 stays the CTA's)
+  }
   if (p_.warps_per_row > 1) {
     Reg lane = r(), warp_in_row = r(), red = r();
     k_.binary("and", Type::b32, lane, tid, 31);
@@ -540,8 +619,6 @@ void RowPtxEmitter::emit() {
     k_.mad_lo(Type::u32, red_read_, group, p_.warps_per_row * 4, red);
     red_write_ = r();
     k_.mad_lo(Type::u32, red_write_, warp_in_row, 4, red_read_);
-    bar_id_ = r();
-    k_.add(Type::u32, bar_id_, group, 1); // one named barrier per row (0 stays the CTA's)
   }
 
   Label res = k_.new_label("resident"), stg = k_.new_label("staged");
@@ -556,6 +633,7 @@ void RowPtxEmitter::emit() {
     Reg fits = pr();
     k_.mad_lo(Type::u32, stride, n_, size_, 15);
     k_.binary("and", Type::b32, stride, stride, Operand::sym("0xFFFFFFF0"));
+    if (p_.staging == RowStaging::bulk) k_.add(Type::u32, stride, stride, 16);
     k_.setp(Cmp::le, Type::u32, fits, stride, kRowStageLimit / uint32_t(p_.rows_per_cta));
     k_.bra(stg).pred(fits);
   }
@@ -571,9 +649,10 @@ void RowPtxEmitter::emit() {
     Reg sbase = r(), tboff = r();
     k_.mov_addr(sbase, "stage");
     k_.mad_lo(Type::u32, sbase, group, stride, sbase);
+    if (p_.staging == RowStaging::bulk) sbase = staged_bulk(sbase, group);
     k_.mul_lo(Type::u32, tboff, t, p_.vec * size_);
     k_.add(Type::u32, sbase, sbase, tboff);
-    staged_copy(sbase);
+    if (p_.staging == RowStaging::cp_async) staged_copy(sbase);
     looped(ptx::Space::shared, sbase);
     k_.ret();
   }
@@ -607,7 +686,11 @@ bool ptx_row_valid(RowOp op, const RowPtxParams& p, std::string* why) {
 }
 
 uint32_t ptx_stage_row_bytes(const RowPtxParams& p, int64_t n) {
-  return uint32_t((n * int64_t(size_of(p.dtype)) + 15) / 16 * 16);
+  return uint32_t((n * int64_t(size_of(p.dtype)) + 15) / 16 * 16 + (p.staging == RowStaging::bulk ? 16 : 0));
+}
+
+const char* staging_name(RowStaging s) {
+  return s == RowStaging::none ? "none" : s == RowStaging::cp_async ? "cp.async" : "tma-bulk";
 }
 
 uint32_t ptx_stage_cta_bytes(const RowPtxParams& p, int64_t n) {
@@ -622,7 +705,7 @@ uint32_t ptx_reduction_bytes(RowOp op, const RowPtxParams& p) {
 }
 
 std::string ptx_row_kernel_name(RowOp op, const RowPtxParams& p) {
-  const char* staging = p.staging == RowStaging::cp_async ? "_cpa" : "";
+  const char* staging = p.staging == RowStaging::cp_async ? "_cpa" : p.staging == RowStaging::bulk ? "_bulk" : "";
   return std::string(op_label(op)) + "_" + std::string(to_string(p.dtype)) + "_v" + std::to_string(p.vec) + "_r" +
          std::to_string(p.rows_per_cta) + "_w" + std::to_string(p.warps_per_row) + "_c" + std::to_string(p.chunks) +
          (p.resident ? "_res" : "") + staging;

@@ -25,6 +25,12 @@ int sweep_points() {
   return env ? std::max(1, std::atoi(env)) : 150;
 }
 
+// ISATUNE_SWEEP_PTXAS=1: every swept point is also compiled by ptxas (no spills, no stack frame).
+bool sweep_ptxas() {
+  const char* env = std::getenv("ISATUNE_SWEEP_PTXAS");
+  return env && std::string(env) == "1" && gen_ptx_test::have_ptxas();
+}
+
 int64_t num(const gen::Params& p, const char* k) { return int64_t(p.at(k).number); }
 
 // A ragged problem for a point: rows 1..40 (partial last CTAs), N 1..3000 (half of the resident points within
@@ -45,7 +51,7 @@ gen::Problem random_problem(const gen::Params& p, std::mt19937_64& rng) {
 }
 
 struct SweepStats {
-  int points = 0, runs = 0, staged = 0, resident = 0, multi_warp = 0;
+  int points = 0, runs = 0, staged = 0, resident = 0, multi_warp = 0, ptxas = 0;
   double max_err[3] = {0, 0, 0};
 };
 
@@ -69,7 +75,15 @@ void sweep(const std::string& family, const std::string& isa) {
     const gen::Problem problem = random_problem(spec.params, rng);
     SCOPED_TRACE(family + " " + isa + " " + gen::format(spec.sig) + " " + gen::format(spec.params) + " on " +
                  gen::format(problem));
-    const auto o = run_point(spec, problem, rng());
+    const auto o = run_point(spec, problem, rng(), sweep_ptxas());
+    if (sweep_ptxas()) {
+      ASSERT_TRUE(o.compiled.ptx_report.has_value());
+      const auto* k = o.compiled.ptx_report->find(o.compiled.generated.kernel_name);
+      ASSERT_NE(k, nullptr);
+      ASSERT_EQ(k->spill_store_bytes + k->spill_load_bytes + k->stack_bytes, 0u);
+      ASSERT_TRUE(o.compiled.prune_reasons.empty()) << o.compiled.prune_reasons.front();
+      ++st.ptxas;
+    }
     ASSERT_EQ(o.result.status, tune::Status::ok) << gen_ptx_test::describe(spec, problem, o.result);
     ASSERT_TRUE(o.result.diagnostics.empty()) << o.result.diagnostics.front();
     ASSERT_LE(o.result.max_rel_error, o.result.tolerance);
@@ -80,21 +94,25 @@ void sweep(const std::string& family, const std::string& isa) {
     const int64_t cap = 32 * num(spec.params, "warps_per_row") * num(spec.params, "vec") * num(spec.params, "chunks");
     const bool res = num(spec.params, "resident") && n <= cap;
     st.resident += res;
-    st.staged += !res && spec.params.at("staging").str() != "none" &&
-                 (n * int64_t(gen::size_of(*gen::parse_dtype(kDtypes[d]))) + 15) / 16 * 16 *
-                         num(spec.params, "rows_per_cta") <= 48 * 1024;
+    const std::string staging = spec.params.at("staging").str();
+    st.staged += !res && staging != "none" &&
+                 ((n * int64_t(gen::size_of(*gen::parse_dtype(kDtypes[d]))) + 15) / 16 * 16 +
+                  (staging == "tma-bulk" ? 16 : 0)) * num(spec.params, "rows_per_cta") <= 48 * 1024;
     st.multi_warp += num(spec.params, "warps_per_row") > 1;
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("[ sweep ] %s %s: %d points ok (%d resident, %d staged, %d multi-warp rows), max rel error "
-              "f32 %.2g f16 %.2g bf16 %.2g, %.1f s\n",
-              family.c_str(), isa.c_str(), st.points, st.resident, st.staged, st.multi_warp, st.max_err[0],
+  std::printf("[ sweep ] %s %s: %d points ok (%d resident, %d staged, %d multi-warp rows; %d compiled by ptxas), "
+              "max rel error f32 %.2g f16 %.2g bf16 %.2g, %.1f s\n",
+              family.c_str(), isa.c_str(), st.points, st.resident, st.staged, st.multi_warp, st.ptxas, st.max_err[0],
               st.max_err[1], st.max_err[2], secs);
   // Every value of every parameter was exercised (the sweep is large enough for the space's lists).
   if (points >= 150) {
     for (const char* v : {"vec=1", "vec=8", "rows_per_cta=8", "warps_per_row=8", "chunks=16", "resident=1",
                           "staging=cp.async", "staging=none"})
       EXPECT_TRUE(seen_values.count(v)) << v << " never drawn";
+    if (isa == "sm_90a") {
+      EXPECT_TRUE(seen_values.count("staging=tma-bulk")) << "tma-bulk never drawn";
+    }
   }
   EXPECT_GT(st.resident, 0);
   EXPECT_GT(st.staged, 0);
@@ -168,6 +186,42 @@ TEST(PtxRowsSpace, KernelParametersMatchTheLaunch) {
   }
 }
 
+// Points that share data between threads (cross-warp reductions, staging) on the adversarial scheduler (one lane
+// at a time, last first): a missing barrier or mbarrier wait shows as a report and as wrong data. (Dropping the
+// bar.sync after the tma-bulk head/tail copies, or the mbarrier wait, was checked by hand to be reported.)
+TEST(PtxRowsSweep, SharedDataUnderTheAdversarialScheduler) {
+  std::map<std::string, std::unique_ptr<emu::ptx::PtxEmuDevice>> devices;
+  std::mt19937_64 rng(0xadd5eedULL);
+  int runs = 0;
+  for (const char* family : kFamilies)
+    for (const char* isa : {"sm_80", "sm_90a"}) {
+      auto& dev = devices[isa];
+      if (!dev) dev = emu::ptx::make_ptx_emu_device({.target = isa, .scheduler = emu::ptx::Scheduler::adversarial});
+      const gen::Generator& g = gen::find_generator(family);
+      for (int i = 0, found = 0; found < 6 && i < 1000; ++i) {
+        tune::VariantSpec spec{&g, isa, {{"dtype", kDtypes[i % 3]}}, {}};
+        const gen::Space s = g.space(isa, spec.sig);
+        spec.params = gen::params_of(s, s.valid_config(size_t(rng() % s.size())));
+        const bool staged = spec.params.at("staging").str() != "none";
+        if (!staged && num(spec.params, "warps_per_row") == 1) continue;
+        if (staged && num(spec.params, "resident")) spec.params["resident"] = gen::Value::num(0);
+        if (!s.is_valid(gen::config_of(s, spec.params))) continue;
+        ++found;
+        const int64_t n = std::uniform_int_distribution<int64_t>(1, 600)(rng);
+        const gen::Problem pr{{"rows", 1 + int64_t(rng() % 5)}, {"N", n}, {"ld", n + int64_t(rng() % 3)}};
+        const tune::Compiled c = tune::compile_variant(spec, {.ptxas = false});
+        tune::RunOptions ro;
+        ro.seed = rng();
+        ro.time = false;
+        const tune::RunResult r = tune::run_variant(*dev, c, spec, pr, ro);
+        EXPECT_EQ(r.status, tune::Status::ok) << gen_ptx_test::describe(spec, pr, r);
+        EXPECT_TRUE(r.diagnostics.empty()) << gen_ptx_test::describe(spec, pr, r);
+        ++runs;
+      }
+    }
+  EXPECT_EQ(runs, 36);
+}
+
 TEST(PtxRowsSweep, SoftmaxSm80) { sweep("softmax", "sm_80"); }
 TEST(PtxRowsSweep, SoftmaxSm90a) { sweep("softmax", "sm_90a"); }
 TEST(PtxRowsSweep, RmsnormSm80) { sweep("rmsnorm", "sm_80"); }
@@ -186,9 +240,18 @@ TEST(PtxRowsPtxas, SubsetCompilesWithoutSpills) {
         const gen::Generator& g = gen::find_generator(family);
         tune::VariantSpec spec{&g, isa, {{"dtype", dt}}, {}};
         const gen::Space s = g.space(isa, spec.sig);
-        // Evenly spaced points plus the last ones (largest rows_per_cta / warps / chunks in Cartesian order).
-        std::vector<size_t> picks{s.size() - 1, s.size() - 2, s.size() / 3, (2 * s.size()) / 3};
-        for (size_t pick : picks) {
+        // The points with the most values in flight and the most registers per CTA (where a wrong register
+        // estimate would spill under .reqntid), the last one, and two evenly spaced ones.
+        size_t most_values = 0, most_cta = 0;
+        int64_t best_values = 0, best_cta = 0;
+        for (size_t i = 0; i < s.size(); ++i) {
+          const gen::Params q = gen::params_of(s, s.valid_config(i));
+          const int64_t values = num(q, "chunks") * num(q, "vec");
+          const int64_t cta = (32 + 2 * values) * num(q, "rows_per_cta") * num(q, "warps_per_row");
+          if (values > best_values) best_values = values, most_values = i;
+          if (cta > best_cta) best_cta = cta, most_cta = i;
+        }
+        for (size_t pick : {most_values, most_cta, s.size() - 1, s.size() / 3, (2 * s.size()) / 3}) {
           spec.params = gen::params_of(s, s.valid_config(pick));
           SCOPED_TRACE(std::string(family) + " " + isa + " " + dt + " " + gen::format(spec.params));
           const tune::Compiled c = tune::compile_variant(spec, {.ptxas = true});
