@@ -3,6 +3,7 @@
 // global memory, or staged once into shared memory by cp.async and looped over shared memory.
 #include "row_ptx_kernel.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <functional>
@@ -534,6 +535,9 @@ void RowPtxEmitter::emit() {
   std::optional<ptx::Param> eps_p;
   if (norm) eps_p = k_.param("eps", Type::f32);
   k_.reqntid(uint32_t(threads));
+  // With .reqntid alone ptxas 13.0 capped registers below 65536 / threads (80 for 256 threads, 32 for 1024) and
+  // spilled; the estimate, which the constraints keep within the SM's registers, is the cap instead.
+  k_.maxnreg(uint32_t(std::min(255, (ptx_register_estimate(op_, p_) + 7) / 8 * 8)));
   if (p_.warps_per_row > 1) k_.shared("red", ptx_reduction_bytes(op_, p_), 16);
   if (p_.staging == RowStaging::bulk) k_.shared("mbar", uint32_t(8 * p_.rows_per_cta), 8);
   if (p_.staging != RowStaging::none) k_.dynamic_shared("stage", 16);
