@@ -91,7 +91,16 @@ private:
   int64_t chunk_bytes_;
   Reg n_, tpos_, xp_, yp_, wp_, bp_, eps_, rcp_n_;
   std::optional<Reg> fast_x_, fast_y_;
-  Reg red_write_, red_read_, bar_id_, lane0_;
+  Reg red_write_, red_read_, lane0_;
+  std::vector<Reg> in_group_; // in_group_[g]: this thread works on the CTA's row g
+  // The row's named barrier `1 + row in CTA` over its threads (0 stays the CTA's). Immediate ids, each under a
+  // predicate uniform across a warp: ptxas then counts rows_per_cta + 1 barriers, not 16 as for a register id.
+  void row_barrier() {
+    for (int g = 0; g < p_.rows_per_cta; ++g) {
+      auto& b = k_.bar_sync(uint32_t(1 + g), uint32_t(threads_row_));
+      if (p_.rows_per_cta > 1) b.pred(in_group_[g]);
+    }
+  }
   Reg neg_max_l2e_, inv_, mean_;
 };
 
@@ -211,7 +220,7 @@ void RowPtxEmitter::reduce(Combine c, Reg acc, int slot) {
   if (p_.warps_per_row == 1) return;
   const int64_t slot_off = int64_t(slot) * p_.rows_per_cta * p_.warps_per_row * 4;
   k_.st(ptx::Space::shared, Type::f32, Address(red_write_, slot_off), {acc}).pred(lane0_);
-  k_.raw("bar.sync", {bar_id_, threads_row_});
+  row_barrier();
   for (int w = 0; w < p_.warps_per_row; ++w) {
     Reg part = w == 0 ? acc : f();
     k_.ld(ptx::Space::shared, Type::f32, {part}, Address(red_read_, slot_off + 4 * w));
@@ -485,7 +494,7 @@ Reg RowPtxEmitter::staged_bulk(Reg srow_base, Reg group) {
   k_.mad_lo(Type::u32, mb, group, 8, mb);
   k_.mbarrier_init(Address(mb), 1).pred(leader);
   k_.fence_mbarrier_init().pred(leader);
-  k_.raw("bar.sync", {bar_id_, threads_row_});
+  row_barrier();
   k_.mbarrier_arrive_expect_tx(Address(mb), bulk_bytes).pred(leader);
   Reg issue = pr(), dst = r(), src = rd(), off64 = rd();
   k_.raw("and.pred", {issue, leader, has_bulk});
@@ -514,7 +523,7 @@ Reg RowPtxEmitter::staged_bulk(Reg srow_base, Reg group) {
     k_.ld(ptx::Space::global, t16, {v}, Address(gaddr)).pred(valid);
     k_.st(ptx::Space::shared, t16, Address(soff), {v}).pred(valid);
   }
-  k_.raw("bar.sync", {bar_id_, threads_row_}); // the head and tail are other threads' chunks
+  row_barrier(); // the head and tail are other threads' chunks
   Label wait = k_.new_label("bulk_wait");
   k_.place(wait);
   Reg landed = pr();
@@ -609,8 +618,11 @@ void RowPtxEmitter::emit() {
     k_.add(Type::u64, bp_, gptr[2], tb);
   }
   if (p_.warps_per_row > 1 || p_.staging == RowStaging::bulk) {
-    bar_id_ = r();
-    k_.add(Type::u32, bar_id_, group, 1); // one named barrier per row (0 stays the CTA's)
+    if (p_.rows_per_cta > 1)
+      for (int g = 0; g < p_.rows_per_cta; ++g) {
+        in_group_.push_back(pr());
+        k_.setp(Cmp::eq, Type::u32, in_group_.back(), group, g);
+      }
   }
   if (p_.warps_per_row > 1) {
     Reg lane = r(), warp_in_row = r(), red = r();

@@ -359,6 +359,7 @@ TEST(PtxRowsPtxas, SubsetCompilesWithoutSpills) {
           EXPECT_TRUE(c.prune_reasons.empty()) << c.prune_reasons.front();
           const int64_t threads = 32 * num(spec.params, "rows_per_cta") * num(spec.params, "warps_per_row");
           EXPECT_LE(int64_t((k->registers + 7) / 8 * 8) * threads, 65536);
+          EXPECT_LE(k->barriers, uint32_t(num(spec.params, "rows_per_cta") + 1)); // immediate named barrier ids
           if (compiled % 9 == 0)
             std::printf("[ ptxas ] %s %s %s %s: %u registers, %u bytes smem\n", family, isa, dt,
                         gen::format(spec.params).c_str(), k->registers, k->shared_bytes);
