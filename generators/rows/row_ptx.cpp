@@ -15,20 +15,25 @@ const std::vector<int> kVec{1, 2, 4, 8}, kRowsPerCta{1, 2, 4, 8}, kWarpsPerRow{1
     kChunks{1, 2, 4, 8, 16}, kResident{0, 1};
 // Staging values per target: cp.async.bulk with mbarrier completion needs sm_90.
 std::vector<std::string> staging_values(const std::string& isa) {
-  if (isa == "sm_90a") return {"none", "cp.async", "tma-bulk"};
+  if (isa == "sm_90a")
+    return {"none", "cp.async", "tma-bulk"};
   return {"none", "cp.async"};
 }
 
 std::vector<Value> nums(const std::vector<int>& v) {
   std::vector<Value> out;
-  for (int x : v) out.push_back(Value::num(x));
+  for (int x : v)
+    out.push_back(Value::num(x));
   return out;
 }
 
 RowStaging staging_of(const std::string& s) {
-  if (s == "none") return RowStaging::none;
-  if (s == "cp.async") return RowStaging::cp_async;
-  if (s == "tma-bulk") return RowStaging::bulk;
+  if (s == "none")
+    return RowStaging::none;
+  if (s == "cp.async")
+    return RowStaging::cp_async;
+  if (s == "tma-bulk")
+    return RowStaging::bulk;
   throw InputError("staging=" + s + " is not one of none, cp.async, tma-bulk");
 }
 
@@ -40,7 +45,8 @@ public:
     check_target(isa);
     const std::vector<std::string> kStaging = staging_values(isa);
     std::vector<Value> staging;
-    for (const auto& s : kStaging) staging.push_back(Value::str(s));
+    for (const auto& s : kStaging)
+      staging.push_back(Value::str(s));
     std::vector<Parameter> ps{{"vec", nums(kVec), true},
                               {"rows_per_cta", nums(kRowsPerCta), true},
                               {"warps_per_row", nums(kWarpsPerRow), true},
@@ -63,21 +69,24 @@ public:
 
   std::vector<std::string> constraint_descriptions(RowOp, const std::string& isa) const override {
     check_target(isa);
-    return {"vec * element size is 4, 8 or 16 bytes (one ld/st .v1/.v2/.v4 per chunk)",
-            "rows_per_cta * warps_per_row * 32 <= 1024 threads",
-            "estimated registers (32 + 2 per value in flight: chunks * vec; ptxas 13.0 used no more) at most 255",
-            "estimated registers (rounded up to 8) x threads per CTA at most 65536",
-            "shared memory: cross-warp partials (reductions * rows_per_cta * warps_per_row * 4 bytes, static); "
-            "staging=cp.async (and tma-bulk on sm_90a: + 16 bytes per row, + an 8-byte mbarrier per row) stages a "
-            "CTA's rows (rows_per_cta * N * size rounded to 16 bytes, dynamic) only when that fits 48 KiB, "
-            "otherwise it loops over global memory"};
+    return {
+        "vec * element size is 4, 8 or 16 bytes (one ld/st .v1/.v2/.v4 per chunk)",
+        "rows_per_cta * warps_per_row * 32 <= 1024 threads",
+        "estimated registers (32 + 2 per value in flight: chunks * vec; ptxas 13.0 used no more) at most 255",
+        "estimated registers (rounded up to 8) x threads per CTA at most 65536",
+        "shared memory: cross-warp partials (reductions * rows_per_cta * warps_per_row * 4 bytes, static); "
+        "staging=cp.async (and tma-bulk on sm_90a: + 16 bytes per row, + an 8-byte mbarrier per row) stages "
+        "a "
+        "CTA's rows (rows_per_cta * N * size rounded to 16 bytes, dynamic) only when that fits 48 KiB, "
+        "otherwise it loops over global memory"};
   }
 
   Generated generate(RowOp op, const std::string& isa, DType dtype, const Params& params) const override {
     config_of(space(op, isa, dtype), params); // InputError naming a parameter outside the space
     const RowPtxParams p = params_of(dtype, params);
     std::string why;
-    if (!ptx_row_valid(op, p, &why)) throw InputError(format(params) + " breaks a constraint: " + why);
+    if (!ptx_row_valid(op, p, &why))
+      throw InputError(format(params) + " breaks a constraint: " + why);
     Generated g;
     g.isa = isa;
     g.kernel_name = ptx_row_kernel_name(op, p);

@@ -1,6 +1,7 @@
 // The PTX row-kernel emitter (docs/row-kernels.md, "NVIDIA (PTX)"). One kernel holds every form a launch may
 // take, chosen per launch from N and uniform across the CTA: resident (the row in registers), looped over
-// global memory, or staged once into shared memory by cp.async and looped over shared memory.
+// global memory, or staged once into shared memory (cp.async, or cp.async.bulk + mbarrier on sm_90a) and
+// looped over shared memory.
 #include "row_ptx_kernel.h"
 
 #include <algorithm>
@@ -30,7 +31,9 @@ const char* op_label(RowOp op) {
   return op == RowOp::softmax ? "softmax" : op == RowOp::rmsnorm ? "rmsnorm" : "layernorm";
 }
 
-int log2i(int v) { return std::countr_zero(unsigned(v)); }
+int log2i(int v) {
+  return std::countr_zero(unsigned(v));
+}
 
 enum class Combine { max, add };
 
@@ -57,21 +60,25 @@ private:
   void load_chunk(ptx::Space sp, Reg base, int64_t off, Reg rem, std::optional<Reg> aligned, float identity,
                   const std::vector<Reg>& v);
   std::string half_bits(float identity) const {
-    if (identity == 0) return "0x0000";
+    if (identity == 0)
+      return "0x0000";
     return p_.dtype == DType::f16 ? "0xFC00" : "0xFF80"; // -inf
   }
   void store_chunk(Reg base, int64_t off, Reg rem, std::optional<Reg> aligned, const std::vector<Reg>& v);
   void copy_chunk(Reg gbase, Reg sbase, int64_t off, Reg rem);
-  void combine(Combine c, Reg acc, Reg b) { k_.binary(c == Combine::max ? "max" : "add", Type::f32, acc, acc, b); }
+  void combine(Combine c, Reg acc, Reg b) {
+    k_.binary(c == Combine::max ? "max" : "add", Type::f32, acc, acc, b);
+  }
   // acc over the row's threads, in every thread: warp butterfly, then through shared memory (slot: its own
   // region per reduction, so no barrier is needed before a region is written).
   void reduce(Combine c, Reg acc, int slot);
   // Steps of `chunks` chunks over the row; body(rem per chunk, cursors) with each cursor advanced by a step.
-  void loop(const std::vector<Reg>& cursors, const std::function<void(const std::vector<Reg>&,
-                                                                      const std::vector<Reg>&)>& body);
+  void loop(const std::vector<Reg>& cursors,
+            const std::function<void(const std::vector<Reg>&, const std::vector<Reg>&)>& body);
   std::vector<std::vector<Reg>> chunk_regs() {
     std::vector<std::vector<Reg>> v;
-    for (int j = 0; j < p_.chunks; ++j) v.push_back(fs(p_.vec));
+    for (int j = 0; j < p_.chunks; ++j)
+      v.push_back(fs(p_.vec));
     return v;
   }
   void exp_shifted(Reg d, Reg v) { // exp(v - max) = 2^(v*log2e - max*log2e)
@@ -82,7 +89,16 @@ private:
   void resident();
   void staged_copy(Reg sbase);
   Reg staged_bulk(Reg srow_base, Reg group);
-  Reg xrow_, t_;
+  // The row's named barrier `1 + row in CTA` over its threads (0 stays the CTA's). Immediate ids, each under
+  // a predicate uniform across a warp: ptxas then counts rows_per_cta + 1 barriers, not 16 as for a register
+  // id.
+  void row_barrier() {
+    for (int g = 0; g < p_.rows_per_cta; ++g) {
+      auto& b = k_.bar_sync(uint32_t(1 + g), uint32_t(threads_row_));
+      if (p_.rows_per_cta > 1)
+        b.pred(in_group_[g]);
+    }
+  }
 
   ptx::Kernel& k_;
   RowOp op_;
@@ -93,25 +109,20 @@ private:
   std::optional<Reg> fast_x_, fast_y_;
   Reg red_write_, red_read_, lane0_;
   std::vector<Reg> in_group_; // in_group_[g]: this thread works on the CTA's row g
-  // The row's named barrier `1 + row in CTA` over its threads (0 stays the CTA's). Immediate ids, each under a
-  // predicate uniform across a warp: ptxas then counts rows_per_cta + 1 barriers, not 16 as for a register id.
-  void row_barrier() {
-    for (int g = 0; g < p_.rows_per_cta; ++g) {
-      auto& b = k_.bar_sync(uint32_t(1 + g), uint32_t(threads_row_));
-      if (p_.rows_per_cta > 1) b.pred(in_group_[g]);
-    }
-  }
+  Reg xrow_, t_;              // x row address, thread within the row
   Reg neg_max_l2e_, inv_, mean_;
 };
 
 Reg RowPtxEmitter::full_chunk(Reg rem, std::optional<Reg> aligned) {
   Reg full = pr();
   k_.setp(Cmp::ge, Type::s32, full, rem, p_.vec);
-  if (aligned) k_.raw("and.pred", {full, full, *aligned});
+  if (aligned)
+    k_.raw("and.pred", {full, full, *aligned});
   return full;
 }
 
-// 16-bit pairs (lower element in the low half) -> f32 values; bf16 -> f32 is exact: the bits in the upper half.
+// 16-bit pairs (lower element in the low half) -> f32 values; bf16 -> f32 is exact: the bits in the upper
+// half.
 void RowPtxEmitter::widen(const std::vector<Reg>& raw, const std::vector<Reg>& v) {
   for (size_t i = 0; i < raw.size(); ++i) {
     if (p_.dtype == DType::f16) {
@@ -129,21 +140,23 @@ void RowPtxEmitter::widen(const std::vector<Reg>& raw, const std::vector<Reg>& v
   }
 }
 
-// Both paths of a chunk fill the same registers (f32 values, or the packed 16-bit pairs converted once after the
-// join), so ptxas, which if-converts the branch, keeps one set live.
+// Both paths of a chunk fill the same registers (f32 values, or the packed 16-bit pairs converted once after
+// the join), so ptxas, which if-converts the branch, keeps one set live.
 void RowPtxEmitter::load_chunk(ptx::Space sp, Reg base, int64_t off, Reg rem, std::optional<Reg> aligned,
                                float identity, const std::vector<Reg>& v) {
   Reg full = full_chunk(rem, aligned);
   Label slow = k_.new_label("ld_part"), done = k_.new_label("ld_done");
   const bool half = p_.dtype != DType::f32;
   std::vector<Reg> raw;
-  if (half) raw = k_.regs(RegClass::b32, uint32_t(p_.vec / 2));
+  if (half)
+    raw = k_.regs(RegClass::b32, uint32_t(p_.vec / 2));
   k_.bra(slow).pred(full, true);
   k_.ld(sp, half ? Type::b32 : Type::f32, half ? raw : v, Address(base, off));
   k_.bra(done);
   k_.place(slow);
   std::vector<Reg> h;
-  if (half) h = k_.regs(RegClass::b16, uint32_t(p_.vec));
+  if (half)
+    h = k_.regs(RegClass::b16, uint32_t(p_.vec));
   for (int e = 0; e < p_.vec; ++e) {
     Reg valid = pr();
     k_.setp(Cmp::gt, Type::s32, valid, rem, e);
@@ -156,9 +169,11 @@ void RowPtxEmitter::load_chunk(ptx::Space sp, Reg base, int64_t off, Reg rem, st
       k_.ld(sp, Type::b16, {h[e]}, a).pred(valid);
     }
   }
-  for (size_t i = 0; i < raw.size(); ++i) k_.pack(Type::b32, raw[i], {h[2 * i], h[2 * i + 1]});
+  for (size_t i = 0; i < raw.size(); ++i)
+    k_.pack(Type::b32, raw[i], {h[2 * i], h[2 * i + 1]});
   k_.place(done);
-  if (half) widen(raw, v);
+  if (half)
+    widen(raw, v);
 }
 
 void RowPtxEmitter::store_chunk(Reg base, int64_t off, Reg rem, std::optional<Reg> aligned,
@@ -179,7 +194,8 @@ void RowPtxEmitter::store_chunk(Reg base, int64_t off, Reg rem, std::optional<Re
   std::vector<Reg> h;
   if (half) {
     h = k_.regs(RegClass::b16, uint32_t(p_.vec));
-    for (size_t i = 0; i < raw.size(); ++i) k_.unpack(Type::b32, {h[2 * i], h[2 * i + 1]}, raw[i]);
+    for (size_t i = 0; i < raw.size(); ++i)
+      k_.unpack(Type::b32, {h[2 * i], h[2 * i + 1]}, raw[i]);
   }
   for (int e = 0; e < p_.vec; ++e) {
     Reg valid = pr();
@@ -217,14 +233,16 @@ void RowPtxEmitter::reduce(Combine c, Reg acc, int slot) {
     k_.shfl_sync(ptx::ShflMode::bfly, other, acc, lanes, 0x1f);
     combine(c, acc, other);
   }
-  if (p_.warps_per_row == 1) return;
+  if (p_.warps_per_row == 1)
+    return;
   const int64_t slot_off = int64_t(slot) * p_.rows_per_cta * p_.warps_per_row * 4;
   k_.st(ptx::Space::shared, Type::f32, Address(red_write_, slot_off), {acc}).pred(lane0_);
   row_barrier();
   for (int w = 0; w < p_.warps_per_row; ++w) {
     Reg part = w == 0 ? acc : f();
     k_.ld(ptx::Space::shared, Type::f32, {part}, Address(red_read_, slot_off + 4 * w));
-    if (w > 0) combine(c, acc, part);
+    if (w > 0)
+      combine(c, acc, part);
   }
 }
 
@@ -264,7 +282,8 @@ void RowPtxEmitter::looped(ptx::Space sp, Reg src) {
   const float neg_inf = -INFINITY;
   auto load_all = [&](const std::vector<Reg>& rems, Reg base, float identity) {
     auto v = chunk_regs();
-    for (int j = 0; j < p_.chunks; ++j) load_chunk(sp, base, j * chunk_bytes_, rems[j], fast_x_, identity, v[j]);
+    for (int j = 0; j < p_.chunks; ++j)
+      load_chunk(sp, base, j * chunk_bytes_, rems[j], fast_x_, identity, v[j]);
     return v;
   };
   if (op_ == RowOp::softmax) {
@@ -272,7 +291,8 @@ void RowPtxEmitter::looped(ptx::Space sp, Reg src) {
     k_.mov(Type::f32, m, Operand::f32(neg_inf));
     loop({src}, [&](auto& rems, auto& c) {
       for (auto& ch : load_all(rems, c[0], neg_inf))
-        for (Reg v : ch) combine(Combine::max, m, v);
+        for (Reg v : ch)
+          combine(Combine::max, m, v);
     });
     reduce(Combine::max, m, 0);
     neg_max_l2e_ = f();
@@ -338,7 +358,8 @@ void RowPtxEmitter::looped(ptx::Space sp, Reg src) {
   k_.add(Type::f32, stat, stat, eps_);
   k_.unary("rsqrt.approx", Type::f32, inv_, stat);
   std::vector<Reg> bases{src, wp_, yp_};
-  if (op_ == RowOp::layernorm) bases.push_back(bp_);
+  if (op_ == RowOp::layernorm)
+    bases.push_back(bp_);
   loop(bases, [&](auto& rems, auto& c) {
     auto vals = load_all(rems, c[0], 0.0f);
     for (int j = 0; j < p_.chunks; ++j) {
@@ -382,7 +403,8 @@ void RowPtxEmitter::resident() {
     Reg m = f();
     k_.mov(Type::f32, m, neg_inf);
     for (auto& ch : vals)
-      for (Reg v : ch) combine(Combine::max, m, v);
+      for (Reg v : ch)
+        combine(Combine::max, m, v);
     reduce(Combine::max, m, 0);
     neg_max_l2e_ = f();
     k_.binary("mul", Type::f32, neg_max_l2e_, m, Operand::f32(-kLog2e));
@@ -397,7 +419,8 @@ void RowPtxEmitter::resident() {
     inv_ = f();
     k_.unary("rcp.rn", Type::f32, inv_, sum);
     for (int j = 0; j < p_.chunks; ++j) {
-      for (Reg v : vals[j]) k_.binary("mul", Type::f32, v, v, inv_);
+      for (Reg v : vals[j])
+        k_.binary("mul", Type::f32, v, v, inv_);
       store_chunk(yp_, j * chunk_bytes_, rems[j], fast_y_, vals[j]);
     }
     return;
@@ -457,16 +480,17 @@ void RowPtxEmitter::resident() {
 // copies otherwise) and waits for its copies: it reads back exactly what it wrote, so no barrier is needed.
 void RowPtxEmitter::staged_copy(Reg sbase) {
   loop({xp_, sbase}, [&](auto& rems, auto& c) {
-    for (int j = 0; j < p_.chunks; ++j) copy_chunk(c[0], c[1], j * chunk_bytes_, rems[j]);
+    for (int j = 0; j < p_.chunks; ++j)
+      copy_chunk(c[0], c[1], j * chunk_bytes_, rems[j]);
   });
   k_.cp_async_wait_all();
 }
 
 // The row keeps its global address modulo 16 in shared memory (element p at srow + p * size, srow = base +
-// (x row address mod 16)), so the 16-byte aligned middle [A, B) of the row is one cp.async.bulk that completes on
-// the row's mbarrier, and a thread's vector reads from shared memory are aligned exactly when its global ones
-// would be. Threads copy the head [G, A) and tail [B, E) (under 16 bytes each; the whole row when it has no
-// aligned block). Returns srow.
+// (x row address mod 16)), so the 16-byte aligned middle [A, B) of the row is one cp.async.bulk that
+// completes on the row's mbarrier, and a thread's vector reads from shared memory are aligned exactly when
+// its global ones would be. Threads copy the head [G, A) and tail [B, E) (under 16 bytes each; the whole row
+// when it has no aligned block). Returns srow.
 Reg RowPtxEmitter::staged_bulk(Reg srow_base, Reg group) {
   const Operand size = size_;
   Reg g16 = r(), srow = r(), nbytes = r(), a_off = r(), b_off = r(), end = r();
@@ -509,7 +533,8 @@ Reg RowPtxEmitter::staged_bulk(Reg srow_base, Reg group) {
   // Head element t and tail element tail + t (each under 16 bytes, so the row's first 16 threads suffice).
   const Type t16 = size_ == 4 ? Type::b32 : Type::b16;
   for (int part = 0; part < 2; ++part) {
-    Reg e = r(), valid = pr(), soff = r(), gaddr = rd(), v = k_.reg(size_ == 4 ? RegClass::b32 : RegClass::b16);
+    Reg e = r(), valid = pr(), soff = r(), gaddr = rd(),
+        v = k_.reg(size_ == 4 ? RegClass::b32 : RegClass::b16);
     if (part == 0) {
       k_.mov(Type::u32, e, t_);
       k_.setp(Cmp::lt, Type::u32, valid, e, head);
@@ -536,20 +561,26 @@ void RowPtxEmitter::emit() {
   const bool norm = op_ != RowOp::softmax;
   const int threads = threads_per_cta(p_);
   std::vector<ptx::Param> ptrs{k_.param("x", Type::u64)};
-  if (norm) ptrs.push_back(k_.param("weight", Type::u64));
-  if (op_ == RowOp::layernorm) ptrs.push_back(k_.param("bias", Type::u64));
+  if (norm)
+    ptrs.push_back(k_.param("weight", Type::u64));
+  if (op_ == RowOp::layernorm)
+    ptrs.push_back(k_.param("bias", Type::u64));
   ptrs.push_back(k_.param("y", Type::u64));
   const ptx::Param rows_p = k_.param("rows", Type::u32), n_p = k_.param("N", Type::u32),
                    ld_p = k_.param("ld", Type::u32), ldy_p = k_.param("ldy", Type::u32);
   std::optional<ptx::Param> eps_p;
-  if (norm) eps_p = k_.param("eps", Type::f32);
+  if (norm)
+    eps_p = k_.param("eps", Type::f32);
   k_.reqntid(uint32_t(threads));
-  // With .reqntid alone ptxas 13.0 capped registers below 65536 / threads (80 for 256 threads, 32 for 1024) and
-  // spilled; the estimate, which the constraints keep within the SM's registers, is the cap instead.
+  // With .reqntid alone ptxas 13.0 capped registers below 65536 / threads (80 for 256 threads, 32 for 1024)
+  // and spilled; the estimate, which the constraints keep within the SM's registers, is the cap instead.
   k_.maxnreg(uint32_t(std::min(255, (ptx_register_estimate(op_, p_) + 7) / 8 * 8)));
-  if (p_.warps_per_row > 1) k_.shared("red", ptx_reduction_bytes(op_, p_), 16);
-  if (p_.staging == RowStaging::bulk) k_.shared("mbar", uint32_t(8 * p_.rows_per_cta), 8);
-  if (p_.staging != RowStaging::none) k_.dynamic_shared("stage", 16);
+  if (p_.warps_per_row > 1)
+    k_.shared("red", ptx_reduction_bytes(op_, p_), 16);
+  if (p_.staging == RowStaging::bulk)
+    k_.shared("mbar", uint32_t(8 * p_.rows_per_cta), 8);
+  if (p_.staging != RowStaging::none)
+    k_.dynamic_shared("stage", 16);
 
   std::vector<Reg> gptr;
   for (auto& prm : ptrs) {
@@ -649,7 +680,8 @@ void RowPtxEmitter::emit() {
     Reg fits = pr();
     k_.mad_lo(Type::u32, stride, n_, size_, 15);
     k_.binary("and", Type::b32, stride, stride, Operand::sym("0xFFFFFFF0"));
-    if (p_.staging == RowStaging::bulk) k_.add(Type::u32, stride, stride, 16);
+    if (p_.staging == RowStaging::bulk)
+      k_.add(Type::u32, stride, stride, 16);
     k_.setp(Cmp::le, Type::u32, fits, stride, kRowStageLimit / uint32_t(p_.rows_per_cta));
     k_.bra(stg).pred(fits);
   }
@@ -665,10 +697,12 @@ void RowPtxEmitter::emit() {
     Reg sbase = r(), tboff = r();
     k_.mov_addr(sbase, "stage");
     k_.mad_lo(Type::u32, sbase, group, stride, sbase);
-    if (p_.staging == RowStaging::bulk) sbase = staged_bulk(sbase, group);
+    if (p_.staging == RowStaging::bulk)
+      sbase = staged_bulk(sbase, group);
     k_.mul_lo(Type::u32, tboff, t, p_.vec * size_);
     k_.add(Type::u32, sbase, sbase, tboff);
-    if (p_.staging == RowStaging::cp_async) staged_copy(sbase);
+    if (p_.staging == RowStaging::cp_async)
+      staged_copy(sbase);
     looped(ptx::Space::shared, sbase);
     k_.ret();
   }
@@ -676,26 +710,32 @@ void RowPtxEmitter::emit() {
 
 } // namespace
 
-int threads_per_cta(const RowPtxParams& p) { return 32 * p.warps_per_row * p.rows_per_cta; }
+int threads_per_cta(const RowPtxParams& p) {
+  return 32 * p.warps_per_row * p.rows_per_cta;
+}
 
 // ptxas 13.0 on sm_80/sm_90a without a register cap used at most 32 + 2 per value in flight (the resident
-// layernorm, which also holds a weight and a bias chunk and the centred values); softmax and looped forms less.
+// layernorm, which also holds a weight and a bias chunk and the centred values); softmax and looped forms
+// less.
 int ptx_register_estimate(RowOp, const RowPtxParams& p) {
   return 32 + 2 * p.chunks * p.vec;
 }
 
 bool ptx_row_valid(RowOp op, const RowPtxParams& p, std::string* why) {
   auto fail = [&](std::string s) {
-    if (why) *why = std::move(s);
+    if (why)
+      *why = std::move(s);
     return false;
   };
   const int bytes = p.vec * int(size_of(p.dtype));
   if (bytes != 4 && bytes != 8 && bytes != 16)
-    return fail("vec * element size must be 4, 8 or 16 bytes (one vector load), got " + std::to_string(bytes));
+    return fail("vec * element size must be 4, 8 or 16 bytes (one vector load), got " +
+                std::to_string(bytes));
   if (threads_per_cta(p) > 1024)
     return fail("rows_per_cta * warps_per_row * 32 must be at most 1024 threads");
   const int regs = ptx_register_estimate(op, p);
-  if (regs > 255) return fail("estimated registers " + std::to_string(regs) + " exceed 255");
+  if (regs > 255)
+    return fail("estimated registers " + std::to_string(regs) + " exceed 255");
   if (((regs + 7) / 8 * 8) * threads_per_cta(p) > 65536)
     return fail("estimated registers x threads per CTA exceed the SM's 65536 registers");
   return true;
@@ -710,7 +750,8 @@ const char* staging_name(RowStaging s) {
 }
 
 uint32_t ptx_stage_cta_bytes(const RowPtxParams& p, int64_t n) {
-  if (p.staging == RowStaging::none) return 0;
+  if (p.staging == RowStaging::none)
+    return 0;
   const uint64_t row = ptx_stage_row_bytes(p, n);
   return row <= kRowStageLimit / uint32_t(p.rows_per_cta) ? uint32_t(row * uint32_t(p.rows_per_cta)) : 0;
 }
@@ -721,15 +762,18 @@ uint32_t ptx_reduction_bytes(RowOp op, const RowPtxParams& p) {
 }
 
 std::string ptx_row_kernel_name(RowOp op, const RowPtxParams& p) {
-  const char* staging = p.staging == RowStaging::cp_async ? "_cpa" : p.staging == RowStaging::bulk ? "_bulk" : "";
-  return std::string(op_label(op)) + "_" + std::string(to_string(p.dtype)) + "_v" + std::to_string(p.vec) + "_r" +
-         std::to_string(p.rows_per_cta) + "_w" + std::to_string(p.warps_per_row) + "_c" + std::to_string(p.chunks) +
-         (p.resident ? "_res" : "") + staging;
+  const char* staging = p.staging == RowStaging::cp_async ? "_cpa"
+                        : p.staging == RowStaging::bulk   ? "_bulk"
+                                                          : "";
+  return std::string(op_label(op)) + "_" + std::string(to_string(p.dtype)) + "_v" + std::to_string(p.vec) +
+         "_r" + std::to_string(p.rows_per_cta) + "_w" + std::to_string(p.warps_per_row) + "_c" +
+         std::to_string(p.chunks) + (p.resident ? "_res" : "") + staging;
 }
 
 std::string emit_row_ptx(RowOp op, const std::string& isa, const RowPtxParams& p) {
   std::string why;
-  if (!ptx_row_valid(op, p, &why)) throw InputError(std::string(op_label(op)) + ": " + why);
+  if (!ptx_row_valid(op, p, &why))
+    throw InputError(std::string(op_label(op)) + ": " + why);
   ptx::Module m(isa);
   ptx::Kernel& k = m.add_kernel(ptx_row_kernel_name(op, p));
   RowPtxEmitter(k, op, p).emit();

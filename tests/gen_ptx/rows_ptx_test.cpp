@@ -32,7 +32,9 @@ bool sweep_ptxas() {
   return env && std::string(env) == "1" && gen_ptx_test::have_ptxas();
 }
 
-int64_t num(const gen::Params& p, const char* k) { return int64_t(p.at(k).number); }
+int64_t num(const gen::Params& p, const char* k) {
+  return int64_t(p.at(k).number);
+}
 
 // A ragged problem for a point: rows 1..40 (partial last CTAs), N 1..3000 (half of the resident points within
 // the resident capacity so that form runs), ld / ldy sometimes padded (odd strides misalign vector rows).
@@ -42,12 +44,16 @@ gen::Problem random_problem(const gen::Params& p, std::mt19937_64& rng) {
   gen::Problem pr;
   pr["rows"] = uni(1, 40);
   int64_t n = num(p, "resident") && uni(0, 1) ? uni(1, std::min<int64_t>(capacity, 3000)) : uni(1, 3000);
-  if (uni(0, 3) == 0) n = uni(1, 70); // short rows: a single partial chunk
+  if (uni(0, 3) == 0)
+    n = uni(1, 70); // short rows: a single partial chunk
   pr["N"] = n;
-  if (uni(0, 2) == 0) pr["ld"] = n + uni(1, 9);
-  if (uni(0, 2) == 0) pr["ldy"] = n + uni(1, 9);
+  if (uni(0, 2) == 0)
+    pr["ld"] = n + uni(1, 9);
+  if (uni(0, 2) == 0)
+    pr["ldy"] = n + uni(1, 9);
   // Keep the emulated work modest: at most ~40K elements per run.
-  while (pr["rows"] > 1 && pr["rows"] * n > 40000) pr["rows"] /= 2;
+  while (pr["rows"] > 1 && pr["rows"] * n > 40000)
+    pr["rows"] /= 2;
   return pr;
 }
 
@@ -72,7 +78,8 @@ void sweep(const std::string& family, const std::string& isa) {
     const gen::Space space = g.space(isa, spec.sig);
     ASSERT_GE(space.size(), 150u) << family << " " << isa << " " << kDtypes[d];
     spec.params = gen::params_of(space, space.valid_config(size_t(rng() % space.size())));
-    for (const auto& [k, v] : spec.params) seen_values.insert(k + "=" + v.str());
+    for (const auto& [k, v] : spec.params)
+      seen_values.insert(k + "=" + v.str());
     const gen::Problem problem = random_problem(spec.params, rng);
     SCOPED_TRACE(family + " " + isa + " " + gen::format(spec.sig) + " " + gen::format(spec.params) + " on " +
                  gen::format(problem));
@@ -92,20 +99,24 @@ void sweep(const std::string& family, const std::string& isa) {
     ++st.points;
     ++st.runs;
     const int64_t n = problem.at("N");
-    const int64_t cap = 32 * num(spec.params, "warps_per_row") * num(spec.params, "vec") * num(spec.params, "chunks");
+    const int64_t cap =
+        32 * num(spec.params, "warps_per_row") * num(spec.params, "vec") * num(spec.params, "chunks");
     const bool res = num(spec.params, "resident") && n <= cap;
     st.resident += res;
     const std::string staging = spec.params.at("staging").str();
     st.staged += !res && staging != "none" &&
                  ((n * int64_t(gen::size_of(*gen::parse_dtype(kDtypes[d]))) + 15) / 16 * 16 +
-                  (staging == "tma-bulk" ? 16 : 0)) * num(spec.params, "rows_per_cta") <= 48 * 1024;
+                  (staging == "tma-bulk" ? 16 : 0)) *
+                         num(spec.params, "rows_per_cta") <=
+                     48 * 1024;
     st.multi_warp += num(spec.params, "warps_per_row") > 1;
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("[ sweep ] %s %s: %d points ok (%d resident, %d staged, %d multi-warp rows; %d compiled by ptxas), "
-              "max rel error f32 %.2g f16 %.2g bf16 %.2g, %.1f s\n",
-              family.c_str(), isa.c_str(), st.points, st.resident, st.staged, st.multi_warp, st.ptxas, st.max_err[0],
-              st.max_err[1], st.max_err[2], secs);
+  std::printf(
+      "[ sweep ] %s %s: %d points ok (%d resident, %d staged, %d multi-warp rows; %d compiled by ptxas), "
+      "max rel error f32 %.2g f16 %.2g bf16 %.2g, %.1f s\n",
+      family.c_str(), isa.c_str(), st.points, st.resident, st.staged, st.multi_warp, st.ptxas, st.max_err[0],
+      st.max_err[1], st.max_err[2], secs);
   // Every value of every parameter was exercised (the sweep is large enough for the space's lists).
   if (points >= 150) {
     for (const char* v : {"vec=1", "vec=8", "rows_per_cta=8", "warps_per_row=8", "chunks=16", "resident=1",
@@ -178,7 +189,8 @@ TEST(PtxRowsSpace, KernelParametersMatchTheLaunch) {
     const gen::Generated out = g.generate("sm_90a", sig, p);
     const size_t nbuf = std::string(family) == "softmax" ? 2 : std::string(family) == "rmsnorm" ? 3 : 4;
     std::vector<uint64_t> addr;
-    for (size_t i = 0; i < nbuf; ++i) addr.push_back(0x1000 * (i + 1));
+    for (size_t i = 0; i < nbuf; ++i)
+      addr.push_back(0x1000 * (i + 1));
     const gen::Problem pr{{"rows", 5}, {"N", 77}, {"ld", 80}, {"ldy", 79}};
     const auto l = g.launches("sm_90a", sig, p, pr, addr, {{"eps", 1e-5}});
     ASSERT_EQ(l.size(), 1u);
@@ -188,10 +200,14 @@ TEST(PtxRowsSpace, KernelParametersMatchTheLaunch) {
     EXPECT_EQ(l[0].grid.x, (5 + num(p, "rows_per_cta") - 1) / num(p, "rows_per_cta"));
     // Parameter declarations in order.
     std::vector<std::string> names{"x"};
-    if (nbuf > 2) names.push_back("weight");
-    if (nbuf > 3) names.push_back("bias");
-    for (const char* n : {"y", "rows", "N", "ld", "ldy"}) names.push_back(n);
-    if (nbuf > 2) names.push_back("eps");
+    if (nbuf > 2)
+      names.push_back("weight");
+    if (nbuf > 3)
+      names.push_back("bias");
+    for (const char* n : {"y", "rows", "N", "ld", "ldy"})
+      names.push_back(n);
+    if (nbuf > 2)
+      names.push_back("eps");
     size_t at = 0;
     for (size_t i = 0; i < names.size(); ++i) {
       const std::string type = i < nbuf ? ".u64 " : i < nbuf + 4 ? ".u32 " : ".f32 ";
@@ -202,9 +218,10 @@ TEST(PtxRowsSpace, KernelParametersMatchTheLaunch) {
   }
 }
 
-// Points that share data between threads (cross-warp reductions, staging) on the adversarial scheduler (one lane
-// at a time, last first): a missing barrier or mbarrier wait shows as a report and as wrong data. (Dropping the
-// bar.sync after the tma-bulk head/tail copies, or the mbarrier wait, was checked by hand to be reported.)
+// Points that share data between threads (cross-warp reductions, staging) on the adversarial scheduler (one
+// lane at a time, last first): a missing barrier or mbarrier wait shows as a report and as wrong data.
+// (Dropping the bar.sync after the tma-bulk head/tail copies, or the mbarrier wait, was checked by hand to be
+// reported.)
 TEST(PtxRowsSweep, SharedDataUnderTheAdversarialScheduler) {
   std::map<std::string, std::unique_ptr<emu::ptx::PtxEmuDevice>> devices;
   std::mt19937_64 rng(0xadd5eedULL);
@@ -212,16 +229,20 @@ TEST(PtxRowsSweep, SharedDataUnderTheAdversarialScheduler) {
   for (const char* family : kFamilies)
     for (const char* isa : {"sm_80", "sm_90a"}) {
       auto& dev = devices[isa];
-      if (!dev) dev = emu::ptx::make_ptx_emu_device({.target = isa, .scheduler = emu::ptx::Scheduler::adversarial});
+      if (!dev)
+        dev = emu::ptx::make_ptx_emu_device({.target = isa, .scheduler = emu::ptx::Scheduler::adversarial});
       const gen::Generator& g = gen::find_generator(family);
       for (int i = 0, found = 0; found < 6 && i < 1000; ++i) {
         tune::VariantSpec spec{&g, isa, {{"dtype", kDtypes[i % 3]}}, {}};
         const gen::Space s = g.space(isa, spec.sig);
         spec.params = gen::params_of(s, s.valid_config(size_t(rng() % s.size())));
         const bool staged = spec.params.at("staging").str() != "none";
-        if (!staged && num(spec.params, "warps_per_row") == 1) continue;
-        if (staged && num(spec.params, "resident")) spec.params["resident"] = gen::Value::num(0);
-        if (!s.is_valid(gen::config_of(s, spec.params))) continue;
+        if (!staged && num(spec.params, "warps_per_row") == 1)
+          continue;
+        if (staged && num(spec.params, "resident"))
+          spec.params["resident"] = gen::Value::num(0);
+        if (!s.is_valid(gen::config_of(s, spec.params)))
+          continue;
         ++found;
         const int64_t n = std::uniform_int_distribution<int64_t>(1, 600)(rng);
         const gen::Problem pr{{"rows", 1 + int64_t(rng() % 5)}, {"N", n}, {"ld", n + int64_t(rng() % 3)}};
@@ -238,8 +259,10 @@ TEST(PtxRowsSweep, SharedDataUnderTheAdversarialScheduler) {
   EXPECT_EQ(runs, 36);
 }
 
-// Fixed points of every dtype and staging on sizes around the chunk and resident boundaries (N = 1, 2, 3, a chunk
-// +-1, the resident capacity +-1), odd and even strides; and the elements between output rows (ldy > N) untouched.
+// Fixed points of every dtype and staging on sizes around the chunk and resident boundaries (N = 1, 2, 3, a
+// chunk
+// +-1, the resident capacity +-1), odd and even strides; and the elements between output rows (ldy > N)
+// untouched.
 TEST(PtxRowsEdges, SizesAroundBoundariesAndGapsUntouched) {
   int runs = 0;
   for (const char* family : kFamilies)
@@ -248,23 +271,26 @@ TEST(PtxRowsEdges, SizesAroundBoundariesAndGapsUntouched) {
         const gen::Generator& g = gen::find_generator(family);
         const bool f32 = std::string(dt) == "f32";
         std::vector<std::string> stagings{"none", "cp.async"};
-        if (std::string(isa) == "sm_90a") stagings.push_back("tma-bulk");
+        if (std::string(isa) == "sm_90a")
+          stagings.push_back("tma-bulk");
         for (const std::string& staging : stagings) {
           tune::VariantSpec spec{&g, isa, {{"dtype", dt}}, {}};
           const int vec = f32 ? 4 : 8;
-          spec.params = {{"vec", gen::Value::num(vec)},        {"rows_per_cta", gen::Value::num(2)},
+          spec.params = {{"vec", gen::Value::num(vec)},         {"rows_per_cta", gen::Value::num(2)},
                          {"warps_per_row", gen::Value::num(2)}, {"chunks", gen::Value::num(2)},
                          {"resident", gen::Value::num(1)},      {"staging", gen::Value::str(staging)}};
           const int64_t chunk = 64 * vec, capacity = 2 * chunk;
           for (int64_t n : {int64_t(1), int64_t(2), int64_t(3), chunk - 1, chunk + 1, capacity - 1, capacity,
                             capacity + 1}) {
-            // LayerNorm of 2 or 3 elements is ill-conditioned in f32: when the centred values are near sqrt(eps)
-            // the mean's f32 rounding is amplified up to 1/sqrt(eps) (1.25e-5 seen against the 1e-5 tolerance with
-            // N = 2); any f32 kernel has it, so those sizes are left to softmax and rmsnorm here.
-            if (std::string(family) == "layernorm" && f32 && (n == 2 || n == 3)) continue;
+            // LayerNorm of 2 or 3 elements is ill-conditioned in f32: when the centred values are near
+            // sqrt(eps) the mean's f32 rounding is amplified up to 1/sqrt(eps) (1.25e-5 seen against the 1e-5
+            // tolerance with N = 2); any f32 kernel has it, so those sizes are left to softmax and rmsnorm
+            // here.
+            if (std::string(family) == "layernorm" && f32 && (n == 2 || n == 3))
+              continue;
             const gen::Problem pr{{"rows", 5}, {"N", n}, {"ld", n + (n % 2)}, {"ldy", n + 1 + (n % 3)}};
-            SCOPED_TRACE(std::string(family) + " " + isa + " " + dt + " " + gen::format(spec.params) + " on " +
-                         gen::format(pr));
+            SCOPED_TRACE(std::string(family) + " " + isa + " " + dt + " " + gen::format(spec.params) +
+                         " on " + gen::format(pr));
             const auto o = run_point(spec, pr, uint64_t(n * 7919 + runs));
             ASSERT_EQ(o.result.status, tune::Status::ok) << gen_ptx_test::describe(spec, pr, o.result);
             ASSERT_TRUE(o.result.diagnostics.empty()) << o.result.diagnostics.front();
@@ -308,26 +334,41 @@ TEST(PtxRowsEdges, SizesAroundBoundariesAndGapsUntouched) {
               const bool in_row = int64_t(i % y.row_stride) < n;
               const bool sentinel = std::all_of(out.begin() + i * es, out.begin() + (i + 1) * es,
                                                 [](uint8_t b) { return b == 0xA5; });
-              ASSERT_EQ(sentinel, !in_row) << "y element " << i << (in_row ? " not written" : " written in a gap");
+              ASSERT_EQ(sentinel, !in_row)
+                  << "y element " << i << (in_row ? " not written" : " written in a gap");
             }
-            for (uint64_t a : addr) dev.free(a);
+            for (uint64_t a : addr)
+              dev.free(a);
           }
         }
       }
   std::printf("[ edges ] %d runs ok, gaps between output rows untouched\n", runs);
 }
 
-TEST(PtxRowsSweep, SoftmaxSm80) { sweep("softmax", "sm_80"); }
-TEST(PtxRowsSweep, SoftmaxSm90a) { sweep("softmax", "sm_90a"); }
-TEST(PtxRowsSweep, RmsnormSm80) { sweep("rmsnorm", "sm_80"); }
-TEST(PtxRowsSweep, RmsnormSm90a) { sweep("rmsnorm", "sm_90a"); }
-TEST(PtxRowsSweep, LayernormSm80) { sweep("layernorm", "sm_80"); }
-TEST(PtxRowsSweep, LayernormSm90a) { sweep("layernorm", "sm_90a"); }
+TEST(PtxRowsSweep, SoftmaxSm80) {
+  sweep("softmax", "sm_80");
+}
+TEST(PtxRowsSweep, SoftmaxSm90a) {
+  sweep("softmax", "sm_90a");
+}
+TEST(PtxRowsSweep, RmsnormSm80) {
+  sweep("rmsnorm", "sm_80");
+}
+TEST(PtxRowsSweep, RmsnormSm90a) {
+  sweep("rmsnorm", "sm_90a");
+}
+TEST(PtxRowsSweep, LayernormSm80) {
+  sweep("layernorm", "sm_80");
+}
+TEST(PtxRowsSweep, LayernormSm90a) {
+  sweep("layernorm", "sm_90a");
+}
 
-// ptxas compiles a subset of points of each family and target (the largest register estimates among them) with
-// no spills and no stack frame, and reports registers within what the launch allows.
+// ptxas compiles a subset of points of each family and target (the largest register estimates among them)
+// with no spills and no stack frame, and reports registers within what the launch allows.
 TEST(PtxRowsPtxas, SubsetCompilesWithoutSpills) {
-  if (!gen_ptx_test::have_ptxas()) GTEST_SKIP() << "ptxas not found";
+  if (!gen_ptx_test::have_ptxas())
+    GTEST_SKIP() << "ptxas not found";
   int compiled = 0;
   for (const char* family : kFamilies)
     for (const char* isa : {"sm_80", "sm_90a"})
@@ -343,8 +384,10 @@ TEST(PtxRowsPtxas, SubsetCompilesWithoutSpills) {
           const gen::Params q = gen::params_of(s, s.valid_config(i));
           const int64_t values = num(q, "chunks") * num(q, "vec");
           const int64_t cta = (32 + 2 * values) * num(q, "rows_per_cta") * num(q, "warps_per_row");
-          if (values > best_values) best_values = values, most_values = i;
-          if (cta > best_cta) best_cta = cta, most_cta = i;
+          if (values > best_values)
+            best_values = values, most_values = i;
+          if (cta > best_cta)
+            best_cta = cta, most_cta = i;
         }
         for (size_t pick : {most_values, most_cta, s.size() - 1, s.size() / 3, (2 * s.size()) / 3}) {
           spec.params = gen::params_of(s, s.valid_config(pick));
@@ -359,7 +402,8 @@ TEST(PtxRowsPtxas, SubsetCompilesWithoutSpills) {
           EXPECT_TRUE(c.prune_reasons.empty()) << c.prune_reasons.front();
           const int64_t threads = 32 * num(spec.params, "rows_per_cta") * num(spec.params, "warps_per_row");
           EXPECT_LE(int64_t((k->registers + 7) / 8 * 8) * threads, 65536);
-          EXPECT_LE(k->barriers, uint32_t(num(spec.params, "rows_per_cta") + 1)); // immediate named barrier ids
+          EXPECT_LE(k->barriers,
+                    uint32_t(num(spec.params, "rows_per_cta") + 1)); // immediate named barrier ids
           if (compiled % 9 == 0)
             std::printf("[ ptxas ] %s %s %s %s: %u registers, %u bytes smem\n", family, isa, dt,
                         gen::format(spec.params).c_str(), k->registers, k->shared_bytes);
