@@ -86,6 +86,7 @@ std::vector<const RowPtxBackend*> row_ptx_backends() {
   // FAMILIES: each PTX row-kernel family adds its factory here (stateless, shared across threads).
   static const std::vector<std::unique_ptr<RowPtxBackend>> owned = [] {
     std::vector<std::unique_ptr<RowPtxBackend>> v;
+    v.push_back(make_row_ptx_backend()); // sm_80, sm_90a (row_ptx.cpp)
     return v;
   }();
   std::vector<const RowPtxBackend*> out;

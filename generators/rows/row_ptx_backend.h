@@ -3,6 +3,7 @@
 // argument layout (buffer pointers, then rows, N, ld, ldy as u32, then eps as f32 for the norms) and the
 // float64 references are the same for every target (row_generator.cpp and the family files); what differs per
 // ISA family is here: the space, the emitted PTX and the launch geometry.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,5 +29,7 @@ public:
 // Each family adds its factory to row_ptx_backends() in row_generator.cpp.
 std::vector<const RowPtxBackend*> row_ptx_backends();
 const RowPtxBackend* row_ptx_backend(const std::string& isa); // nullptr when none serves it
+
+std::unique_ptr<RowPtxBackend> make_row_ptx_backend(); // sm_80, sm_90a (row_ptx.cpp)
 
 } // namespace isatune::gen::rows

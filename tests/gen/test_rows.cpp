@@ -21,7 +21,7 @@ TEST(Rows, Registered) {
     const gen::Generator& g = gen::find_generator(n);
     EXPECT_EQ(g.name(), n);
     EXPECT_FALSE(g.description().empty());
-    EXPECT_EQ(g.targets(), (std::vector<std::string>{"gfx90a", "gfx942", "gfx950"}));
+    EXPECT_EQ(g.targets(), (std::vector<std::string>{"gfx90a", "gfx942", "gfx950", "sm_80", "sm_90a"}));
   }
 }
 
