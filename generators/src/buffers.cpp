@@ -74,6 +74,17 @@ Mismatch compare_output(const BufferSpec& spec, std::span<const double> got, std
         }
       }
     }
+    // The gap after this row, up to the next one (none after the last row).
+    for (uint64_t c = spec.cols; r + 1 < spec.rows && c < stride; ++c) {
+      const uint64_t i = r * stride + c;
+      if (i >= got.size() || i >= want.size()) break;
+      const bool same = got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i]));
+      if (same) continue;
+      if (m.gap_writes++ == 0 && std::isfinite(m.max_rel_error)) {
+        m.max_rel_error = std::numeric_limits<double>::infinity();
+        m.row = r, m.col = c, m.got = got[i], m.want = want[i];
+      }
+    }
   }
   return m;
 }

@@ -113,13 +113,32 @@ TEST(Contract, CompareOutputUsesTheRowNorm) {
   std::vector<double> want{1, 2, 4, 99, 0.001, 0.002, 0.001, 99};
   std::vector<double> got = want;
   got[4] += 0.0001; // row 1's norm is 0.002: relative error 0.05
-  got[3] = 12345;   // padding is not compared
+  got[7] = 12345;   // after the last row: not part of the buffer's rows
   Mismatch m = compare_output(s, got, want);
   EXPECT_NEAR(m.max_rel_error, 0.05, 1e-9);
   EXPECT_EQ(m.row, 1u);
   EXPECT_EQ(m.col, 0u);
+  EXPECT_EQ(m.gap_writes, 0u);
   got[1] = NAN;
   EXPECT_TRUE(std::isinf(compare_output(s, got, want).max_rel_error));
+}
+
+TEST(Contract, CompareOutputCatchesWritesBetweenRows) {
+  BufferSpec s;
+  s.name = "y";
+  s.rows = 3;
+  s.cols = 2;
+  s.row_stride = 4;
+  std::vector<double> want{1, 2, 7, NAN, 3, 4, 8, 9, 5, 6};
+  std::vector<double> got = want;
+  EXPECT_EQ(compare_output(s, got, want).gap_writes, 0u); // NaN kept as NaN is unchanged
+  got[6] = 0; // row 1's padding
+  got[3] = 1; // row 0's padding
+  const Mismatch m = compare_output(s, got, want);
+  EXPECT_EQ(m.gap_writes, 2u);
+  EXPECT_TRUE(std::isinf(m.max_rel_error));
+  EXPECT_EQ(m.row, 0u);
+  EXPECT_EQ(m.col, 3u);
 }
 
 TEST(Contract, MakeBuffersIsSeededAndFillsOutputs) {

@@ -88,7 +88,9 @@ Estimate estimate_nvidia(const CodeObject& code, const gen::Generator& g, const 
     auto a = sig.find("a");
     if (a != sig.end() && a->second.rfind("fp8", 0) == 0 && peaks.fp8_tflops > 0) tflops = peaks.fp8_tflops;
   }
-  roofline(e, tflops, peaks.hbm_tbps, uint64_t(std::max<uint32_t>(1, occ.blocks_per_sm)) * peaks.sms);
+  // Quantised per SM, not per resident block: one CTA may keep an SM's tensor cores busy, so counting block
+  // slots would overstate the idle part and stop being a lower bound (issue 14's complaint on the AMD side).
+  roofline(e, tflops, peaks.hbm_tbps, peaks.sms);
   if (occ.blocks_per_sm == 0) e.bound_ms = INFINITY; // does not fit on an SM at all
   return e;
 }

@@ -205,8 +205,13 @@ RunResult run_variant(loader::Device& device, const Compiled& compiled, const Va
     for (const auto& m : r.errors)
       if (m.max_rel_error == r.max_rel_error) {
         char buf[256];
-        std::snprintf(buf, sizeof buf, "%s[row %llu, col %llu] = %.9g, reference %.9g", m.buffer.c_str(),
-                      (unsigned long long)m.row, (unsigned long long)m.col, m.got, m.want);
+        if (m.gap_writes)
+          std::snprintf(buf, sizeof buf, "%s: %llu element(s) between rows written, first [row %llu, col %llu] = %.9g "
+                        "(was %.9g)", m.buffer.c_str(), (unsigned long long)m.gap_writes, (unsigned long long)m.row,
+                        (unsigned long long)m.col, m.got, m.want);
+        else
+          std::snprintf(buf, sizeof buf, "%s[row %llu, col %llu] = %.9g, reference %.9g", m.buffer.c_str(),
+                        (unsigned long long)m.row, (unsigned long long)m.col, m.got, m.want);
         worst = buf;
       }
     char buf[128];

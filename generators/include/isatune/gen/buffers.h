@@ -25,10 +25,12 @@ struct Mismatch {
   double max_rel_error = 0; // max over checked elements of |got - want| / max(row inf-norm of want, 1e-30)
   uint64_t row = 0, col = 0; // where the worst one is
   double got = 0, want = 0;
+  uint64_t gap_writes = 0; // elements outside the rows x cols matrix (between rows at row_stride) that changed
 };
 
 // Compares an output buffer over its rows x cols. A non-finite value where the reference is finite counts as
-// an infinite error.
+// an infinite error. Elements between the rows (row_stride > cols) must keep their values (`want` holds them as
+// the buffer started): each one changed is a gap write, and any makes the error infinite (at the first one).
 Mismatch compare_output(const BufferSpec& spec, std::span<const double> got, std::span<const double> want);
 
 } // namespace isatune::gen
