@@ -1,0 +1,305 @@
+// Instructions AITER's gfx942/gfx950 kernels use (docs/emulator.md, "Semantics added"), each run in a small
+// assembled kernel on fresh random inputs and checked against an independent reference written here from the
+// ISA text (bit-exact where the ISA defines the bits).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "isatune/emu/emulator.h"
+#include "isatune/toolchain/assembler.h"
+#include "llvm_skip.h"
+
+using namespace isatune;
+using namespace isatune::emu;
+
+namespace {
+
+// A one-kernel code object around `body`; s[0:1] = kernarg pointer, v0 = packed thread id. VGPRs v0..v95,
+// AGPRs a0..a31.
+std::string kernel_text(const std::string& target, const std::string& body, uint32_t lds = 0) {
+  const std::string name = "k";
+  return ".amdgcn_target \"amdgcn-amd-amdhsa--" + target + "\"\n.amdhsa_code_object_version 5\n.text\n.globl " +
+         name + "\n.p2align 8\n.type " + name + ",@function\n" + name + ":\n" + body + "  s_endpgm\n.L" + name +
+         "_end:\n.size " + name + ", .L" + name + "_end-" + name +
+         "\n.p2alignl 6, 0xbf800000\n.fill 256, 4, 0xbf800000\n.rodata\n.p2align 6\n.amdhsa_kernel " + name +
+         "\n  .amdhsa_user_sgpr_count 2\n  .amdhsa_user_sgpr_kernarg_segment_ptr 1\n  .amdhsa_kernarg_size 32"
+         "\n  .amdhsa_system_sgpr_workgroup_id_x 1\n  .amdhsa_next_free_vgpr 128\n  .amdhsa_next_free_sgpr 48\n"
+         "  .amdhsa_accum_offset 96\n  .amdhsa_group_segment_fixed_size " +
+         std::to_string(lds) +
+         "\n.end_amdhsa_kernel\n.amdgpu_metadata\n---\namdhsa.version: [ 1, 2 ]\namdhsa.kernels:\n  - .name: " +
+         name + "\n    .symbol: " + name +
+         ".kd\n    .kernarg_segment_size: 32\n    .kernarg_segment_align: 8\n    .group_segment_fixed_size: " +
+         std::to_string(lds) +
+         "\n    .private_segment_fixed_size: 0\n    .wavefront_size: 64\n    .sgpr_count: 54\n"
+         "    .vgpr_count: 128\n    .agpr_count: 32\n    .max_flat_workgroup_size: 64\n...\n.end_amdgpu_metadata\n";
+}
+
+std::string all_reports(const EmuDevice& dev) {
+  std::string s;
+  for (const auto& r : dev.reports())
+    s += r.str() + "\n";
+  return s;
+}
+
+// Runs `body` on one wave: lane l's NIN input dwords in[l * NIN + i] are in v10.., its NOUT results are taken
+// from v40.. into out[l * NOUT + i]. s[20:21] points to a scratch buffer of `scratch` bytes (initialised from
+// `scratch_init`), given back in `scratch_out`. Hazard reports fail the test.
+struct LaneRun {
+  std::string target = "gfx942";
+  std::string body;
+  uint32_t nin = 1, nout = 1;
+  std::vector<uint32_t> in;
+  std::vector<uint32_t> scratch_init;
+  uint32_t lds = 0;
+  bool expect_no_reports = true;
+
+  std::vector<uint32_t> scratch_out;
+  std::vector<uint32_t> run() {
+    std::string b = "  s_load_dwordx4 s[16:19], s[0:1], 0x0\n  s_load_dwordx2 s[20:21], s[0:1], 0x10\n"
+                    "  v_and_b32 v0, 63, v0\n  v_mov_b32 v2, " +
+                    std::to_string(4 * nin) + "\n  v_mul_lo_u32 v1, v0, v2\n  s_waitcnt lgkmcnt(0)\n";
+    for (uint32_t i = 0; i < nin; ++i)
+      b += "  global_load_dword v" + std::to_string(10 + i) + ", v1, s[16:17] offset:" + std::to_string(4 * i) + "\n";
+    b += "  s_waitcnt vmcnt(0)\n" + body + "  s_nop 7\n  s_nop 7\n  v_mov_b32 v2, " + std::to_string(4 * nout) +
+         "\n  v_mul_lo_u32 v1, v0, v2\n";
+    for (uint32_t i = 0; i < nout; ++i)
+      b += "  global_store_dword v1, v" + std::to_string(40 + i) + ", s[18:19] offset:" + std::to_string(4 * i) + "\n";
+    b += "  s_waitcnt vmcnt(0)\n";
+    CodeObject code;
+    try {
+      code = toolchain::make_assembler("llvm")->assemble(kernel_text(target, b, lds), {target, "test.s"}).code;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what() << "\n" << b;
+      return {};
+    }
+    EmuDevice dev({.target = target});
+    in.resize(64 * nin);
+    uint64_t pin = dev.alloc(in.size() * 4), pout = dev.alloc(64 * nout * 4);
+    dev.copy_to_device(pin, in.data(), in.size() * 4);
+    std::vector<uint32_t> poison(64 * nout, 0xdeadbeefu);
+    dev.copy_to_device(pout, poison.data(), poison.size() * 4);
+    uint64_t pscratch = dev.alloc(std::max<size_t>(4, scratch_init.size() * 4));
+    if (!scratch_init.empty()) {
+      dev.copy_to_device(pscratch, scratch_init.data(), scratch_init.size() * 4);
+    }
+    uint64_t ka[4] = {pin, pout, pscratch, 0};
+    std::vector<uint8_t> bytes(32);
+    std::memcpy(bytes.data(), ka, 32);
+    dev.launch(*dev.load(code)->function("k"), {{1, 1, 1}, {64, 1, 1}}, bytes);
+    std::vector<uint32_t> out(64 * nout);
+    dev.copy_to_host(out.data(), pout, out.size() * 4);
+    scratch_out.resize(scratch_init.size());
+    if (!scratch_init.empty()) {
+      dev.copy_to_host(scratch_out.data(), pscratch, scratch_out.size() * 4);
+    }
+    if (expect_no_reports) {
+      EXPECT_TRUE(dev.reports().empty()) << all_reports(dev);
+    }
+    return out;
+  }
+};
+
+uint32_t fbits(float f) { return std::bit_cast<uint32_t>(f); }
+float bitsf(uint32_t u) { return std::bit_cast<float>(u); }
+
+// ---- 8-bit floats: an independent model of the four formats, from their definitions (OCP 8-bit floating
+// point spec for E4M3FN/E5M2; FNUZ: bias + 1, no infinities, no negative zero, 0x80 the only NaN). ----
+struct F8 {
+  bool bf8, fnuz;
+  int man() const { return bf8 ? 2 : 3; }
+  int bias() const { return (bf8 ? 15 : 7) + (fnuz ? 1 : 0); }
+  // NaN for NaN codes, +-inf for OCP E5M2's infinities.
+  double decode(uint8_t c) const {
+    const bool neg = c & 0x80;
+    const int ebits = bf8 ? 5 : 4, m = man();
+    const int e = (c >> m) & ((1 << ebits) - 1), f = c & ((1 << m) - 1);
+    if (fnuz && c == 0x80) return NAN;
+    if (!fnuz && bf8 && e == 31) return f ? NAN : (neg ? -INFINITY : INFINITY);
+    if (!fnuz && !bf8 && e == 15 && f == 7) return NAN;
+    double v = e == 0 ? std::ldexp(double(f), 1 - bias() - m) : std::ldexp(double(f + (1 << m)), e - bias() - m);
+    return neg ? -v : v;
+  }
+  // Round to nearest even over the finite codes; past the largest finite value by half an ulp or more (a tie
+  // going away from the odd largest code): overflow, returned as 0x100.
+  uint32_t encode_ref(double x) const {
+    int best = -1;
+    double best_err = INFINITY, max_finite = 0;
+    int max_code = 0;
+    for (int c = 0; c < 128; ++c) {
+      double v = decode(uint8_t(c));
+      if (std::isnan(v) || std::isinf(v)) continue;
+      if (v > max_finite) max_finite = v, max_code = c;
+    }
+    const double a = std::fabs(x);
+    const double prev = decode(uint8_t(max_code - 1)), ulp = max_finite - prev;
+    if (a > max_finite + ulp / 2 || (a == max_finite + ulp / 2 && (max_code & 1))) return 0x100;
+    for (int c = 0; c < 128; ++c) {
+      double v = decode(uint8_t(c));
+      if (std::isnan(v) || std::isinf(v)) continue;
+      double err = std::fabs(v - a);
+      if (err < best_err || (err == best_err && !(c & 1))) best_err = err, best = c;
+    }
+    if (best == 0) return fnuz ? 0u : (std::signbit(x) ? 0x80u : 0u);
+    return uint32_t(best) | (std::signbit(x) ? 0x80u : 0u);
+  }
+};
+
+// Inputs that exercise a format: log-uniform magnitudes across its range and past it, exact midpoints between
+// neighbouring codes (ties), signed zeros, infinities, NaN.
+float f8_input(std::mt19937& rng, const F8& f) {
+  std::uniform_int_distribution<int> kind(0, 9);
+  const float sign = (rng() & 1) ? -1.0f : 1.0f;
+  switch (kind(rng)) {
+  case 0: {
+    int c = int(rng() % 126);
+    double a = f.decode(uint8_t(c)), b = f.decode(uint8_t(c + 1));
+    if (std::isnan(a) || std::isnan(b) || std::isinf(b)) return sign * 1.5f;
+    return sign * float((a + b) / 2); // a tie
+  }
+  case 1: {
+    const float specials[] = {0.0f, INFINITY, NAN, 240.0f, 448.0f, 57344.0f, 248.0f, 464.0f, 61440.0f, 1e-9f};
+    return sign * specials[rng() % 10];
+  }
+  default: {
+    std::uniform_real_distribution<float> e(float(-f.bias() - f.man() - 3), f.bf8 ? 17.0f : 9.5f);
+    return sign * std::exp2(e(rng));
+  }
+  }
+}
+
+void expect_f8(uint8_t got, float x, const F8& f, const std::string& what) {
+  const uint32_t want = f.encode_ref(x);
+  if (std::isnan(x) || (want == 0x100 && !(f.bf8 && !f.fnuz))) {
+    // NaN: FNUZ has exactly one code; OCP's NaN code is the hardware's choice, any NaN passes.
+    if (f.fnuz) EXPECT_EQ(got, 0x80) << what << " x " << x;
+    else EXPECT_TRUE(std::isnan(f.decode(got))) << what << " x " << x << " got 0x" << std::hex << int(got);
+  } else if (want == 0x100) { // OCP E5M2 overflows to infinity
+    EXPECT_EQ(got, std::signbit(x) ? 0xfc : 0x7c) << what << " x " << x;
+  } else {
+    EXPECT_EQ(got, want) << what << " x " << x << " (" << double(x) << ")";
+  }
+}
+
+// v_cvt_pk_fp8_f32 / v_cvt_pk_bf8_f32: both words (op_sel), the other word kept, neg/abs modifiers; FNUZ on
+// gfx942, OCP on gfx950.
+TEST(AiterInstructions, CvtPkF8F32) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  for (const char* target : {"gfx942", "gfx950"}) {
+    ISATUNE_CONTINUE_IF_LLVM_LACKS(target);
+    for (bool bf8 : {false, true}) {
+      const F8 f{bf8, std::string(target) == "gfx942"};
+      const std::string op = bf8 ? "v_cvt_pk_bf8_f32" : "v_cvt_pk_fp8_f32";
+      LaneRun r;
+      r.target = target;
+      r.nin = 3, r.nout = 3;
+      r.body = "  v_mov_b32 v40, v12\n  " + op + " v40, v10, v11\n  v_mov_b32 v41, v12\n  " + op +
+               " v41, v10, v11 op_sel:[0,0,1]\n  v_mov_b32 v42, v12\n  " + op + " v42, -v10, |v11| op_sel:[0,0,1]\n";
+      r.in.resize(64 * 3);
+      for (uint32_t l = 0; l < 64; ++l) {
+        r.in[3 * l] = fbits(f8_input(rng, f));
+        r.in[3 * l + 1] = fbits(f8_input(rng, f));
+        r.in[3 * l + 2] = rng();
+      }
+      auto out = r.run();
+      ASSERT_EQ(out.size(), 64u * 3);
+      for (uint32_t l = 0; l < 64; ++l) {
+        const float x = bitsf(r.in[3 * l]), y = bitsf(r.in[3 * l + 1]);
+        const uint32_t old = r.in[3 * l + 2];
+        const std::string what = std::string(target) + " " + op + " lane " + std::to_string(l) + " seed " +
+                                 std::to_string(seed);
+        EXPECT_EQ(out[3 * l] >> 16, old >> 16) << what << ": high word kept";
+        expect_f8(uint8_t(out[3 * l]), x, f, what + " word 0 byte 0");
+        expect_f8(uint8_t(out[3 * l] >> 8), y, f, what + " word 0 byte 1");
+        EXPECT_EQ(out[3 * l + 1] & 0xffff, old & 0xffff) << what << ": low word kept";
+        expect_f8(uint8_t(out[3 * l + 1] >> 16), x, f, what + " word 1 byte 0");
+        expect_f8(uint8_t(out[3 * l + 1] >> 24), y, f, what + " word 1 byte 1");
+        expect_f8(uint8_t(out[3 * l + 2] >> 16), -x, f, what + " -src0");
+        expect_f8(uint8_t(out[3 * l + 2] >> 24), std::fabs(y), f, what + " |src1|");
+      }
+    }
+  }
+}
+
+// v_cvt_pk_f32_fp8 / _bf8 and their SDWA src0_sel:WORD_1 form (AITER's): every code of the byte decodes exactly.
+TEST(AiterInstructions, CvtPkF32F8) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  for (const char* target : {"gfx942", "gfx950"}) {
+    ISATUNE_CONTINUE_IF_LLVM_LACKS(target);
+    LaneRun r;
+    r.target = target;
+    r.nin = 1, r.nout = 8;
+    r.body = "  v_cvt_pk_f32_fp8 v[40:41], v10\n  v_cvt_pk_f32_fp8_sdwa v[42:43], v10 src0_sel:WORD_1\n"
+             "  v_cvt_pk_f32_bf8 v[44:45], v10\n  v_cvt_pk_f32_bf8_sdwa v[46:47], v10 src0_sel:WORD_1\n";
+    r.in.resize(64);
+    for (uint32_t l = 0; l < 64; ++l) // bytes 4l..4l+3: all 256 codes over the wave
+      r.in[l] = (4 * l) | (4 * l + 1) << 8 | (4 * l + 2) << 16 | (4 * l + 3) << 24;
+    std::shuffle(r.in.begin(), r.in.end(), rng);
+    auto out = r.run();
+    ASSERT_EQ(out.size(), 64u * 8);
+    for (uint32_t l = 0; l < 64; ++l)
+      for (int k = 0; k < 8; ++k) {
+        const bool bf8 = k >= 4;
+        const F8 f{bf8, std::string(target) == "gfx942"};
+        const uint8_t code = uint8_t(r.in[l] >> (8 * (k % 4)));
+        const double want = f.decode(code);
+        const float got = bitsf(out[8 * l + k]);
+        if (std::isnan(want)) EXPECT_TRUE(std::isnan(got)) << target << " code " << int(code);
+        else EXPECT_EQ(fbits(got), fbits(float(want))) << target << (bf8 ? " bf8" : " fp8") << " code " << int(code);
+      }
+  }
+}
+
+// Integer MFMAs: D = C + A B over signed bytes, i32 wrapping. Layout (shared/notes/cdna.md section 4, K
+// contiguous in a lane): A[i][k] is byte k mod E of lane M floor(k/E) + i (E bytes a lane), B[k][j] likewise;
+// D/C 32x32: element (8 floor(r/4) + 4 floor(l/32) + r mod 4, l mod 32) in register r, 16x16: (4 floor(l/16) + r,
+// l mod 16).
+struct IntMfma {
+  const char* target;
+  const char* op;
+  int m, k, ab_regs;
+};
+
+TEST(AiterInstructions, MfmaI8) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  const IntMfma shapes[] = {{"gfx942", "v_mfma_i32_16x16x32_i8", 16, 32, 2},
+                            {"gfx942", "v_mfma_i32_32x32x16_i8", 32, 16, 2},
+                            {"gfx950", "v_mfma_i32_32x32x32_i8", 32, 32, 4},
+                            {"gfx950", "v_mfma_i32_16x16x64_i8", 16, 64, 4}};
+  for (const auto& s : shapes) {
+    ISATUNE_CONTINUE_IF_LLVM_LACKS(s.target);
+    const int cd = s.m == 32 ? 16 : 4, epl = 4 * s.ab_regs;
+    LaneRun r;
+    r.target = s.target;
+    r.nin = uint32_t(2 * s.ab_regs + cd), r.nout = uint32_t(cd);
+    auto range = [](int first, int n) { return "v[" + std::to_string(first) + ":" + std::to_string(first + n - 1) + "]"; };
+    const int a0 = 10, b0 = 10 + s.ab_regs, c0 = 10 + 2 * s.ab_regs;
+    r.body = "  " + std::string(s.op) + " " + range(40, cd) + ", " + range(a0, s.ab_regs) + ", " + range(b0, s.ab_regs) +
+             ", " + range(c0, cd) + "\n  s_nop 7\n  s_nop 7\n  s_nop 7\n";
+    r.in.resize(64 * r.nin);
+    for (auto& x : r.in) x = rng();
+    auto out = r.run();
+    ASSERT_EQ(out.size(), size_t(64 * cd));
+    auto byte = [&](int reg0, int l, int e) { return int8_t(r.in[l * r.nin + uint32_t(reg0 - 10 + e / 4)] >> (8 * (e % 4))); };
+    for (int reg = 0; reg < cd; ++reg)
+      for (int l = 0; l < 64; ++l) {
+        const int i = s.m == 32 ? 8 * (reg / 4) + 4 * (l / 32) + reg % 4 : 4 * (l / 16) + reg, j = l % s.m;
+        int64_t acc = int32_t(r.in[l * r.nin + uint32_t(c0 - 10 + reg)]);
+        for (int k = 0; k < s.k; ++k) {
+          const int lane_a = s.m * (k / epl) + i, lane_b = s.m * (k / epl) + j;
+          acc += int64_t(byte(a0, lane_a, k % epl)) * byte(b0, lane_b, k % epl);
+        }
+        EXPECT_EQ(out[l * cd + reg], uint32_t(uint64_t(acc))) << s.op << " D[" << i << "][" << j << "] seed " << seed;
+      }
+  }
+}
+
+} // namespace
