@@ -302,4 +302,168 @@ TEST(AiterInstructions, MfmaI8) {
   }
 }
 
+// v_cmp_class_f32 (VOPC, VCC), its VOP3 form with a negated source, v_cmpx_class_f32: bit `class` of S1.
+TEST(AiterInstructions, CmpClassF32) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  // one of each class: sNaN, qNaN, -inf, -normal, -denormal, -0, +0, +denormal, +normal, +inf
+  const uint32_t samples[10] = {0x7f800001u, 0x7fc00000u, 0xff800000u, 0xbf800000u, 0x80000001u,
+                                0x80000000u, 0x00000000u, 0x00000010u, 0x40490fdbu, 0x7f800000u};
+  LaneRun r;
+  r.nin = 2, r.nout = 3;
+  r.body = "  v_cmp_class_f32 vcc, v10, v11\n  s_nop 1\n  v_cndmask_b32 v40, 0, 1, vcc\n"
+           "  v_cmp_class_f32_e64 s[30:31], -v10, v11\n  s_nop 1\n  v_cndmask_b32_e64 v41, 0, 1, s[30:31]\n"
+           "  v_mov_b32 v42, 0\n  v_cmpx_class_f32 vcc, v10, v11\n  v_mov_b32 v42, 1\n  s_mov_b64 exec, -1\n";
+  r.in.resize(128);
+  std::vector<int> cls(64);
+  for (uint32_t l = 0; l < 64; ++l) {
+    cls[l] = int(rng() % 10);
+    uint32_t x = samples[cls[l]];
+    if (cls[l] == 3 || cls[l] == 8) x = (x & 0x80000000u) | ((1 + rng() % 254) << 23) | (rng() & 0x7fffff);
+    if (cls[l] == 4 || cls[l] == 7) x = (x & 0x80000000u) | (1 + rng() % 0x7ffffe);
+    r.in[2 * l] = x;
+    r.in[2 * l + 1] = rng() & 0x3ff;
+  }
+  auto out = r.run();
+  ASSERT_EQ(out.size(), 64u * 3);
+  // negation maps class c to its mirror (NaNs stay)
+  const int mirror[10] = {0, 1, 9, 8, 7, 6, 5, 4, 3, 2};
+  for (uint32_t l = 0; l < 64; ++l) {
+    const uint32_t mask = r.in[2 * l + 1];
+    EXPECT_EQ(out[3 * l], (mask >> cls[l]) & 1) << "lane " << l << " class " << cls[l];
+    EXPECT_EQ(out[3 * l + 1], (mask >> mirror[cls[l]]) & 1) << "-x, lane " << l << " class " << cls[l];
+    EXPECT_EQ(out[3 * l + 2], (mask >> cls[l]) & 1) << "cmpx, lane " << l;
+  }
+}
+
+// v_cvt_pk_u8_f32: byte S1[1:0] of S2 replaced by u8(S0), rounded to nearest even (inputs in [0, 255.25]).
+// v_cvt_pk_f16_f32 (gfx950): {f16(S1), f16(S0)} rounded to nearest even, against the host's _Float16.
+TEST(AiterInstructions, CvtPkU8AndF16) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  {
+    LaneRun r;
+    r.nin = 2, r.nout = 4;
+    for (int sel = 0; sel < 4; ++sel)
+      r.body += "  v_cvt_pk_u8_f32 v" + std::to_string(40 + sel) + ", v10, " + std::to_string(sel) + ", v11\n";
+    r.in.resize(128);
+    for (uint32_t l = 0; l < 64; ++l) {
+      float x = (rng() & 1) ? float(rng() % 256) + 0.5f : std::uniform_real_distribution<float>(0, 255.25f)(rng);
+      r.in[2 * l] = fbits(x), r.in[2 * l + 1] = rng();
+    }
+    auto out = r.run();
+    ASSERT_EQ(out.size(), 256u);
+    for (uint32_t l = 0; l < 64; ++l) {
+      const double x = bitsf(r.in[2 * l]);
+      double fl = std::floor(x);
+      uint32_t want = uint32_t(x - fl > 0.5 || (x - fl == 0.5 && std::fmod(fl, 2) != 0) ? fl + 1 : fl);
+      for (uint32_t sel = 0; sel < 4; ++sel) {
+        uint32_t expect = (r.in[2 * l + 1] & ~(0xffu << (8 * sel))) | (want << (8 * sel));
+        EXPECT_EQ(out[4 * l + sel], expect) << "x " << x << " sel " << sel;
+      }
+    }
+  }
+  {
+    const std::string lacks = isatune::test::llvm_lacks("gfx950");
+    if (!lacks.empty()) GTEST_SKIP() << lacks;
+    LaneRun r;
+    r.target = "gfx950";
+    r.nin = 2, r.nout = 2;
+    r.body = "  v_cvt_pk_f16_f32 v40, v10, v11\n  v_cvt_pk_f16_f32 v41, -v10, |v11|\n";
+    r.in.resize(128);
+    for (auto& x : r.in) {
+      float f = std::exp2(std::uniform_real_distribution<float>(-27, 17)(rng)) * ((rng() & 1) ? -1.0f : 1.0f);
+      x = (rng() % 8 == 0) ? (fbits(f) & 0xffffe000u) | 0x1000u : fbits(f); // some exact f16 ties
+    }
+    auto out = r.run();
+    ASSERT_EQ(out.size(), 128u);
+    auto h = [](float f) { return uint32_t(std::bit_cast<uint16_t>(static_cast<_Float16>(f))); };
+    for (uint32_t l = 0; l < 64; ++l) {
+      const float x = bitsf(r.in[2 * l]), y = bitsf(r.in[2 * l + 1]);
+      EXPECT_EQ(out[2 * l], h(x) | h(y) << 16) << "x " << x << " y " << y;
+      EXPECT_EQ(out[2 * l + 1], h(-x) | h(std::fabs(y)) << 16) << "x " << x << " y " << y;
+    }
+  }
+}
+
+// v_swap_b32 under a random EXEC; v_nop changes nothing.
+TEST(AiterInstructions, SwapAndNop) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  const uint32_t lo = rng(), hi = rng();
+  LaneRun r;
+  r.nin = 2, r.nout = 3;
+  r.body = "  v_mov_b32 v40, v10\n  v_mov_b32 v41, v11\n  v_mov_b32 v42, v10\n  s_mov_b32 exec_lo, " +
+           std::to_string(lo) + "\n  s_mov_b32 exec_hi, " + std::to_string(hi) +
+           "\n  v_swap_b32 v40, v41\n  v_nop\n  s_mov_b64 exec, -1\n  v_nop\n";
+  r.in.resize(128);
+  for (auto& x : r.in) x = rng();
+  auto out = r.run();
+  ASSERT_EQ(out.size(), 192u);
+  const uint64_t exec = uint64_t(lo) | uint64_t(hi) << 32;
+  for (uint32_t l = 0; l < 64; ++l) {
+    const bool on = (exec >> l) & 1;
+    EXPECT_EQ(out[3 * l], on ? r.in[2 * l + 1] : r.in[2 * l]) << "lane " << l;
+    EXPECT_EQ(out[3 * l + 1], on ? r.in[2 * l] : r.in[2 * l + 1]) << "lane " << l;
+    EXPECT_EQ(out[3 * l + 2], r.in[2 * l]);
+  }
+}
+
+// s_setvskip S0, S1: with S0[S1] set, VALU and vector memory are not issued (a v_mov and a global store are
+// skipped); s_setvskip 0, 0 turns it off.
+TEST(AiterInstructions, SetVskip) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  for (int round = 0; round < 4; ++round) {
+    const uint32_t pattern = rng(), bit = rng() % 32;
+    const bool skip = (pattern >> bit) & 1;
+    LaneRun r;
+    r.nin = 1, r.nout = 2;
+    r.scratch_init.assign(64, 0x5eed0000u + uint32_t(round));
+    r.body = "  v_mov_b32 v40, 7\n  v_lshlrev_b32 v3, 2, v0\n  s_mov_b32 s22, " + std::to_string(pattern) +
+             "\n  s_mov_b32 s23, " + std::to_string(bit) +
+             "\n  s_setvskip s22, s23\n  s_nop 0\n  v_mov_b32 v40, v10\n  global_store_dword v3, v10, s[20:21]\n"
+             "  s_setvskip 0, 0\n  s_nop 0\n  v_mov_b32 v41, v10\n  s_waitcnt vmcnt(0)\n";
+    r.in.resize(64);
+    for (auto& x : r.in) x = rng();
+    auto out = r.run();
+    ASSERT_EQ(out.size(), 128u);
+    for (uint32_t l = 0; l < 64; ++l) {
+      EXPECT_EQ(out[2 * l], skip ? 7u : r.in[l]) << "skip " << skip << " lane " << l;
+      EXPECT_EQ(out[2 * l + 1], r.in[l]) << "after s_setvskip 0, 0";
+      EXPECT_EQ(r.scratch_out[l], skip ? r.scratch_init[l] : r.in[l]) << "store, skip " << skip;
+    }
+  }
+}
+
+// ds_or_b32 (four lanes on one address), ds_or_rtn_b32 / ds_and_rtn_b32 / ds_xor_rtn_b32 (one lane each).
+TEST(AiterInstructions, LdsBitwiseAtomics) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  LaneRun r;
+  r.nin = 3, r.nout = 5;
+  r.lds = 1024;
+  r.body = "  v_lshlrev_b32 v3, 2, v0\n  v_lshrrev_b32 v4, 2, v0\n  v_lshlrev_b32 v4, 2, v4\n"
+           "  ds_write_b32 v3, v10\n  ds_write_b32 v3, v10 offset:256\n  ds_write_b32 v3, v10 offset:512\n"
+           "  s_waitcnt lgkmcnt(0)\n"
+           "  ds_or_b32 v4, v11\n  ds_or_rtn_b32 v41, v3, v11 offset:256\n  ds_and_rtn_b32 v42, v3, v12 offset:512\n"
+           "  s_waitcnt lgkmcnt(0)\n  ds_xor_rtn_b32 v43, v3, v12 offset:512\n  s_waitcnt lgkmcnt(0)\n"
+           "  ds_read_b32 v40, v3\n  ds_read_b32 v44, v3 offset:512\n  s_waitcnt lgkmcnt(0)\n";
+  r.in.resize(64 * 3);
+  for (auto& x : r.in) x = rng();
+  auto out = r.run();
+  ASSERT_EQ(out.size(), 64u * 5);
+  for (uint32_t l = 0; l < 64; ++l) {
+    auto in = [&](uint32_t lane, int k) { return r.in[3 * lane + uint32_t(k)]; };
+    uint32_t orv = in(l, 0);
+    if (l < 16) // ds_or_b32: address 4 floor(l'/4) gets the OR of lanes 4a..4a+3
+      for (uint32_t q = 0; q < 4; ++q) orv |= in(4 * l + q, 1);
+    EXPECT_EQ(out[5 * l], orv) << "ds_or_b32, dword " << l;
+    EXPECT_EQ(out[5 * l + 1], in(l, 0)) << "ds_or_rtn_b32 returns the old value";
+    EXPECT_EQ(out[5 * l + 2], in(l, 0)) << "ds_and_rtn_b32 returns the old value";
+    EXPECT_EQ(out[5 * l + 3], in(l, 0) & in(l, 2)) << "ds_xor_rtn_b32 returns the AND result";
+    EXPECT_EQ(out[5 * l + 4], (in(l, 0) & in(l, 2)) ^ in(l, 2)) << "and then xor";
+  }
+}
+
 } // namespace
