@@ -348,7 +348,7 @@ TEST(AiterInstructions, CvtPkU8AndF16) {
       r.body += "  v_cvt_pk_u8_f32 v" + std::to_string(40 + sel) + ", v10, " + std::to_string(sel) + ", v11\n";
     r.in.resize(128);
     for (uint32_t l = 0; l < 64; ++l) {
-      float x = (rng() & 1) ? float(rng() % 256) + 0.5f : std::uniform_real_distribution<float>(0, 255.25f)(rng);
+      float x = (rng() & 1) ? float(rng() % 255) + 0.5f : std::uniform_real_distribution<float>(0, 255.25f)(rng);
       r.in[2 * l] = fbits(x), r.in[2 * l + 1] = rng();
     }
     auto out = r.run();
@@ -463,6 +463,112 @@ TEST(AiterInstructions, LdsBitwiseAtomics) {
     EXPECT_EQ(out[5 * l + 2], in(l, 0)) << "ds_and_rtn_b32 returns the old value";
     EXPECT_EQ(out[5 * l + 3], in(l, 0) & in(l, 2)) << "ds_xor_rtn_b32 returns the AND result";
     EXPECT_EQ(out[5 * l + 4], (in(l, 0) & in(l, 2)) ^ in(l, 2)) << "and then xor";
+  }
+}
+
+// s_store_dword / s_store_dwordx2 (values through v_readfirstlane), s_atomic_inc / s_atomic_dec without and
+// with return (glc), all on the scratch buffer; lgkmcnt counts them.
+TEST(AiterInstructions, ScalarStoresAndAtomics) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  LaneRun r;
+  r.nin = 3, r.nout = 2;
+  r.scratch_init.resize(16);
+  for (auto& x : r.scratch_init) x = rng() % 8; // counters near their limits
+  r.scratch_init[0] = r.scratch_init[1] = r.scratch_init[2] = 0xdeadbeefu;
+  r.body = "  v_readfirstlane_b32 s30, v10\n  v_readfirstlane_b32 s31, v11\n  v_readfirstlane_b32 s32, v12\n"
+           "  s_nop 3\n"
+           "  s_store_dword s30, s[20:21], 0x0\n  s_store_dwordx2 s[30:31], s[20:21], 0x4\n"
+           "  s_mov_b32 s33, 5\n  s_mov_b32 s34, 5\n  s_mov_b32 s35, 5\n  s_mov_b32 s36, 5\n"
+           "  s_atomic_inc s33, s[20:21], 0x10\n  s_atomic_dec s34, s[20:21], 0x14\n"
+           "  s_atomic_inc s35, s[20:21], 0x18 glc\n  s_atomic_dec s36, s[20:21], 0x1c glc\n"
+           "  s_mov_b32 s37, 0x20\n  s_atomic_inc s32, s[20:21], s37\n"
+           "  s_waitcnt lgkmcnt(0)\n  s_dcache_wb\n  v_mov_b32 v40, s35\n  v_mov_b32 v41, s36\n";
+  r.in.resize(64 * 3);
+  for (auto& x : r.in) x = rng() % 10;
+  r.in[0] = rng(), r.in[1] = rng(); // lane 0's v10, v11: the stored values
+  auto out = r.run();
+  ASSERT_EQ(out.size(), 128u);
+  const auto& m0 = r.scratch_init;
+  const auto& m = r.scratch_out;
+  auto inc = [](uint32_t old, uint32_t v) { return old >= v ? 0u : old + 1; };
+  auto dec = [](uint32_t old, uint32_t v) { return (old == 0 || old > v) ? v : old - 1; };
+  EXPECT_EQ(m[0], r.in[0]);
+  EXPECT_EQ(m[1], r.in[0]);
+  EXPECT_EQ(m[2], r.in[1]);
+  EXPECT_EQ(m[4], inc(m0[4], 5)) << "old " << m0[4];
+  EXPECT_EQ(m[5], dec(m0[5], 5)) << "old " << m0[5];
+  EXPECT_EQ(m[6], inc(m0[6], 5)) << "old " << m0[6];
+  EXPECT_EQ(m[7], dec(m0[7], 5)) << "old " << m0[7];
+  EXPECT_EQ(m[8], inc(m0[8], r.in[2])) << "soffset form, limit " << r.in[2];
+  for (uint32_t l = 0; l < 64; ++l) {
+    EXPECT_EQ(out[2 * l], m0[6]) << "s_atomic_inc glc returns the old value";
+    EXPECT_EQ(out[2 * l + 1], m0[7]) << "s_atomic_dec glc returns the old value";
+  }
+  for (uint32_t i = 9; i < 16; ++i) EXPECT_EQ(m[i], m0[i]) << "untouched dword " << i;
+}
+
+// buffer_load_short_d16 / _d16_hi: the loaded half replaces one half of vdst, the other half is kept; a lane
+// past num_records loads zero into its half.
+TEST(AiterInstructions, BufferLoadShortD16) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  const uint32_t nrec = 2 * (20 + rng() % 40); // bytes; lanes at 2 l >= nrec are out of range
+  LaneRun r;
+  r.nin = 1, r.nout = 2;
+  r.scratch_init.resize(32);
+  for (auto& x : r.scratch_init) x = rng();
+  r.body = "  s_mov_b32 s24, s20\n  s_mov_b32 s25, s21\n  s_mov_b32 s26, " + std::to_string(nrec) +
+           "\n  s_mov_b32 s27, 0x20000\n  v_lshlrev_b32 v3, 1, v0\n  v_mov_b32 v40, v10\n  v_mov_b32 v41, v10\n"
+           "  buffer_load_short_d16 v40, v3, s[24:27], 0 offen\n  buffer_load_short_d16_hi v41, v3, s[24:27], 0 offen\n"
+           "  s_waitcnt vmcnt(0)\n";
+  r.in.resize(64);
+  for (auto& x : r.in) x = rng();
+  auto out = r.run();
+  ASSERT_EQ(out.size(), 128u);
+  for (uint32_t l = 0; l < 64; ++l) {
+    uint16_t half = 0;
+    if (2 * l < nrec) std::memcpy(&half, reinterpret_cast<const uint8_t*>(r.scratch_init.data()) + 2 * l, 2);
+    EXPECT_EQ(out[2 * l], (r.in[l] & 0xffff0000u) | half) << "d16 lane " << l << " nrec " << nrec;
+    EXPECT_EQ(out[2 * l + 1], (r.in[l] & 0xffffu) | uint32_t(half) << 16) << "d16_hi lane " << l;
+  }
+}
+
+// global_atomic_cmpswap_x2 with return (saddr and 64-bit address forms): MEM = old == cmp ? src : old,
+// vdst = old; half the lanes compare equal.
+TEST(AiterInstructions, GlobalCmpswapX2Return) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  for (bool saddr : {true, false}) {
+    LaneRun r;
+    r.nin = 5, r.nout = 2;
+    r.scratch_init.resize(128);
+    for (auto& x : r.scratch_init) x = rng();
+    r.in.resize(64 * 5);
+    std::vector<bool> match(64);
+    for (uint32_t l = 0; l < 64; ++l) {
+      match[l] = rng() & 1;
+      r.in[5 * l] = rng(), r.in[5 * l + 1] = rng();                                  // src
+      r.in[5 * l + 2] = match[l] ? r.scratch_init[2 * l] : r.scratch_init[2 * l] ^ 1u; // cmp
+      r.in[5 * l + 3] = r.scratch_init[2 * l + 1];
+      r.in[5 * l + 4] = 0;
+    }
+    r.body = "  v_lshlrev_b32 v3, 3, v0\n";
+    if (saddr) {
+      r.body += "  global_atomic_cmpswap_x2 v[40:41], v3, v[10:13], s[20:21] sc0\n";
+    } else {
+      r.body += "  v_mov_b32 v5, s21\n  v_add_co_u32 v4, vcc, s20, v3\n  s_nop 1\n  v_addc_co_u32 v5, vcc, 0, v5, vcc\n"
+                "  global_atomic_cmpswap_x2 v[40:41], v[4:5], v[10:13], off sc0\n";
+    }
+    r.body += "  s_waitcnt vmcnt(0)\n";
+    auto out = r.run();
+    ASSERT_EQ(out.size(), 128u);
+    for (uint32_t l = 0; l < 64; ++l) {
+      EXPECT_EQ(out[2 * l], r.scratch_init[2 * l]) << "returned old, lane " << l;
+      EXPECT_EQ(out[2 * l + 1], r.scratch_init[2 * l + 1]);
+      EXPECT_EQ(r.scratch_out[2 * l], match[l] ? r.in[5 * l] : r.scratch_init[2 * l]) << "saddr " << saddr;
+      EXPECT_EQ(r.scratch_out[2 * l + 1], match[l] ? r.in[5 * l + 1] : r.scratch_init[2 * l + 1]);
+    }
   }
 }
 
