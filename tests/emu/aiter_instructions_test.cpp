@@ -476,6 +476,7 @@ TEST(AiterInstructions, ScalarStoresAndAtomics) {
   r.scratch_init.resize(16);
   for (auto& x : r.scratch_init) x = rng() % 8; // counters near their limits
   r.scratch_init[0] = r.scratch_init[1] = r.scratch_init[2] = 0xdeadbeefu;
+  r.scratch_init[4] = 5, r.scratch_init[5] = 0; // the wrap-arounds: inc at the limit, dec at zero
   r.body = "  v_readfirstlane_b32 s30, v10\n  v_readfirstlane_b32 s31, v11\n  v_readfirstlane_b32 s32, v12\n"
            "  s_nop 3\n"
            "  s_store_dword s30, s[20:21], 0x0\n  s_store_dwordx2 s[30:31], s[20:21], 0x4\n"
