@@ -60,6 +60,7 @@ struct LaneRun {
   bool expect_no_reports = true;
 
   std::vector<uint32_t> scratch_out;
+  std::string reports; // every hazard report of the run
   std::vector<uint32_t> run() {
     std::string b = "  s_load_dwordx4 s[16:19], s[0:1], 0x0\n  s_load_dwordx2 s[20:21], s[0:1], 0x10\n"
                     "  v_and_b32 v0, 63, v0\n  v_mov_b32 v2, " +
@@ -98,6 +99,7 @@ struct LaneRun {
     if (!scratch_init.empty()) {
       dev.copy_to_host(scratch_out.data(), pscratch, scratch_out.size() * 4);
     }
+    reports = all_reports(dev);
     if (expect_no_reports) {
       EXPECT_TRUE(dev.reports().empty()) << all_reports(dev);
     }
@@ -570,6 +572,22 @@ TEST(AiterInstructions, GlobalCmpswapX2Return) {
       EXPECT_EQ(r.scratch_out[2 * l], match[l] ? r.in[5 * l] : r.scratch_init[2 * l]) << "saddr " << saddr;
       EXPECT_EQ(r.scratch_out[2 * l + 1], match[l] ? r.in[5 * l + 1] : r.scratch_init[2 * l + 1]);
     }
+  }
+}
+
+// gfx942/gfx950: v_cvt_pk_fp8_f32 with op_sel dst-hi, its VGPR read by the next VALU: 1 wait state needed
+// (LLVM GCNHazardRecognizer, dst-sel forwarding). Without the s_nop it is reported, with it not.
+TEST(AiterInstructions, Fp8OpSelForwardingWaitState) {
+  for (bool nop : {false, true}) {
+    LaneRun r;
+    r.nin = 3, r.nout = 1;
+    r.expect_no_reports = false;
+    r.body = "  v_mov_b32 v40, v12\n  v_cvt_pk_fp8_f32 v40, v10, v11 op_sel:[0,0,1]\n" +
+             std::string(nop ? "  s_nop 0\n" : "") + "  v_add_u32 v40, v40, 1\n";
+    r.in.assign(64 * 3, 0x3f800000u);
+    r.run();
+    if (nop) EXPECT_EQ(r.reports, "");
+    else EXPECT_NE(r.reports.find("wait_states: VALU write of the high word (op_sel)"), std::string::npos) << r.reports;
   }
 }
 
