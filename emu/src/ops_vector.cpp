@@ -419,6 +419,41 @@ uint32_t cvt_pk_u8(uint32_t a, uint32_t sel, uint32_t c) {
   return (c & ~(0xffu << shift)) | (u << shift);
 }
 
+// SDWA (GCN3/Vega ISA "SDWA"; the gfx9 encoding CDNA keeps): each source is first cut to src_sel (BYTE_0..3 = 0..3,
+// WORD_0 4, WORD_1 5, DWORD 6) and zero- or (SEXT modifier, bit 4) sign-extended; the result's low bits go to
+// the dst_sel field of vdst and the rest of vdst is zeroed (UNUSED_PAD 0), filled with the field's sign above it
+// and zeros below (UNUSED_SEXT 1) or kept (UNUSED_PRESERVE 2). The decoded immediates: VOP1 [clamp, omod,
+// dst_sel, dst_unused, src0_sel], VOP2 integer [clamp, dst_sel, dst_unused, src0_sel, src1_sel].
+uint32_t sdwa_src(uint32_t x, int64_t sel, bool sext) {
+  if (sel >= 6) return x;
+  const int bits = sel < 4 ? 8 : 16, shift = sel < 4 ? 8 * int(sel) : 16 * int(sel - 4);
+  const uint32_t v = (x >> shift) & ((1u << bits) - 1);
+  return sext ? uint32_t(int32_t(v << (32 - bits)) >> (32 - bits)) : v;
+}
+uint32_t sdwa_dst(uint32_t old, uint32_t r, int64_t sel, int64_t unused) {
+  if (sel >= 6) return r;
+  const int bits = sel < 4 ? 8 : 16, shift = sel < 4 ? 8 * int(sel) : 16 * int(sel - 4);
+  const uint32_t field = ((1u << bits) - 1) << shift, v = (r << shift) & field;
+  if (unused == 2) return (old & ~field) | v;
+  if (unused == 1 && ((r >> (bits - 1)) & 1)) return v | uint32_t(~((uint64_t(1) << (shift + bits)) - 1));
+  return v;
+}
+template <class F> // f(a, b, src0 modifiers) on the selected sources
+void sdwa_op(Wave& w, const Inst& in, F f) {
+  const bool vop2 = in.nsrc >= 2;
+  if (in.nimm < 5 || in.dpp) unsupported(w, "SDWA operands not modelled");
+  const int64_t dst_sel = in.imm[vop2 ? 1 : 2], unused = in.imm[vop2 ? 2 : 3];
+  const int64_t sel0 = in.imm[vop2 ? 3 : 4], sel1 = vop2 ? in.imm[4] : 6;
+  if (in.imm[0] || (!vop2 && in.imm[1])) unsupported(w, "SDWA clamp/omod not modelled");
+  Src a = vsrc(w, in, 0), b = vop2 ? vsrc(w, in, 1) : vsrc(w, in, 0);
+  const uint8_t m0 = in.src[0].mods, m1 = vop2 ? in.src[1].mods : 0;
+  uint32_t* d = vdst(w, in);
+  for_lanes(w.exec(), [&](int l) {
+    const uint32_t x = sdwa_src(a[l], sel0, m0 & 16), y = vop2 ? sdwa_src(b[l], sel1, m1 & 16) : 0;
+    d[l] = sdwa_dst(d[l], f(x, y, m0), dst_sel, unused);
+  });
+}
+
 } // namespace
 
 uint64_t valu_lanes(Wave& w, const Inst& in) {
@@ -721,6 +756,16 @@ void register_vector_ops() {
     for_lanes(w.exec(), [&](int l) { std::swap(x[l], y[l]); });
   });
   OP("V_NOP", {}); // CDNA3 ISA: "do nothing"; a VALU instruction for the wait-state count
+  // SDWA forms AITER uses (selects: sdwa_src / sdwa_dst above).
+  add_op("V_CVT_F32_F16_SDWA", [](Wave& w, const Inst& in) {
+    sdwa_op(w, in, [](uint32_t a, uint32_t, uint8_t m) { return as_u(h(a, m & 3)); });
+  }, Cat::valu);
+  add_op("V_CVT_F16_F32_SDWA", [](Wave& w, const Inst& in) {
+    sdwa_op(w, in, [](uint32_t a, uint32_t, uint8_t m) { return uint32_t(f32_to_f16(fmod32(a, m & 3))); });
+  }, Cat::valu);
+  add_op("V_LSHLREV_B32_SDWA", [](Wave& w, const Inst& in) {
+    sdwa_op(w, in, [](uint32_t a, uint32_t b, uint8_t) { return b << (a & 31); });
+  }, Cat::valu);
 #undef OP
   reg_cmps<F32>("F32", std::make_integer_sequence<int, 16>{});
   reg_cmps<F16>("F16", std::make_integer_sequence<int, 16>{});

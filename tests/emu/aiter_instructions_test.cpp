@@ -587,7 +587,59 @@ TEST(AiterInstructions, Fp8OpSelForwardingWaitState) {
     r.in.assign(64 * 3, 0x3f800000u);
     r.run();
     if (nop) EXPECT_EQ(r.reports, "");
-    else EXPECT_NE(r.reports.find("wait_states: VALU write of the high word (op_sel)"), std::string::npos) << r.reports;
+    else EXPECT_NE(r.reports.find("wait_states: VALU write of part of a VGPR"), std::string::npos) << r.reports;
+  }
+}
+
+// SDWA forms AITER uses: v_cvt_f32_f16_sdwa, v_cvt_f16_f32_sdwa, v_lshlrev_b32_sdwa, with the selects, sign
+// extension and the three dst_unused modes, against the Vega ISA's SDWA description implemented here.
+TEST(AiterInstructions, SdwaConversionsAndShift) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  LaneRun r;
+  r.nin = 4, r.nout = 7;
+  const char* ops[7] = {
+      "v_cvt_f32_f16_sdwa v40, v10 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_1",
+      "v_cvt_f32_f16_sdwa v41, -|v10| dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_0",
+      "v_cvt_f16_f32_sdwa v42, v13 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD",
+      "v_cvt_f16_f32_sdwa v43, v13 dst_sel:WORD_0 dst_unused:UNUSED_PAD src0_sel:DWORD",
+      "v_lshlrev_b32_sdwa v44, v10, v11 dst_sel:WORD_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_2 src1_sel:WORD_1",
+      "v_lshlrev_b32_sdwa v45, sext(v10), v11 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_0 "
+      "src1_sel:BYTE_3",
+      "v_lshlrev_b32_sdwa v46, v10, v11 dst_sel:BYTE_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_1 src1_sel:WORD_0"};
+  for (int k = 0; k < 7; ++k)
+    r.body += "  v_mov_b32 v" + std::to_string(40 + k) + ", v12\n  " + ops[k] + "\n";
+  r.in.resize(64 * 4);
+  auto f16 = [&] { // a finite f16 (exponent < 31)
+    return uint32_t((rng() & 0x8000) | ((rng() % 31) << 10) | (rng() & 0x3ff));
+  };
+  for (uint32_t l = 0; l < 64; ++l) {
+    r.in[4 * l] = f16() | f16() << 16;
+    r.in[4 * l + 1] = rng();
+    r.in[4 * l + 2] = rng();
+    r.in[4 * l + 3] = fbits(std::exp2(std::uniform_real_distribution<float>(-26, 17)(rng)) * ((rng() & 1) ? -1.f : 1.f));
+  }
+  auto out = r.run();
+  ASSERT_EQ(out.size(), 64u * 7);
+  auto h2f = [](uint32_t h) { return fbits(float(std::bit_cast<_Float16>(uint16_t(h)))); };
+  auto f2h = [](uint32_t f) { return uint32_t(std::bit_cast<uint16_t>(static_cast<_Float16>(bitsf(f)))); };
+  for (uint32_t l = 0; l < 64; ++l) {
+    const uint32_t v10 = r.in[4 * l], v11 = r.in[4 * l + 1], old = r.in[4 * l + 2], v13 = r.in[4 * l + 3];
+    const std::string at = "lane " + std::to_string(l) + " seed " + std::to_string(seed);
+    EXPECT_EQ(out[7 * l], h2f(v10 >> 16)) << at;
+    EXPECT_EQ(out[7 * l + 1], h2f((v10 & 0x7fff) | 0x8000)) << at;
+    EXPECT_EQ(out[7 * l + 2], (old & 0xffff) | f2h(v13) << 16) << at;
+    EXPECT_EQ(out[7 * l + 3], f2h(v13)) << at;
+    // lshlrev: shift = byte 2 of v10, value = word 1 of v11; the result's low 16 bits into [31:16], sign above
+    // (none: the field is the top), zeros below.
+    const uint32_t r4 = (v11 >> 16) << (((v10 >> 16) & 0xff) & 31);
+    EXPECT_EQ(out[7 * l + 4], (r4 & 0xffff) << 16) << at;
+    // sext(byte 0 of v10) & 31 as the shift of byte 3 of v11; the low byte into [15:8], the rest kept.
+    const uint32_t sh = uint32_t(int32_t(int8_t(v10 & 0xff))) & 31, r5 = (v11 >> 24) << sh;
+    EXPECT_EQ(out[7 * l + 5], (old & ~0xff00u) | (r5 & 0xff) << 8) << at;
+    // byte 1 of v10 shifts word 0 of v11; the low byte into [15:8], its bit 7 copied into [31:16], [7:0] zero.
+    const uint32_t r6 = (v11 & 0xffff) << (((v10 >> 8) & 0xff) & 31);
+    EXPECT_EQ(out[7 * l + 6], (r6 & 0xff) << 8 | ((r6 & 0x80) ? 0xffff0000u : 0u)) << at;
   }
 }
 
