@@ -213,7 +213,7 @@ void cndmask(Wave& w, const Inst& in) {
 }
 
 // Compares: the 16 float predicates; integer ones use F LT EQ LE GT NE GE T (indices 0-6 and 15).
-enum CmpTy { F32, F16, F64, I32, U32, I64, U64 };
+enum CmpTy { F32, F16, F64, I32, U32, I64, U64, I16, U16 }; // 16-bit: the low halves (CDNA3 ISA VOPC)
 template <int TY, int OP, bool X>
 void cmp(Wave& w, const Inst& in) {
   uint64_t m = w.exec();
@@ -248,6 +248,8 @@ void cmp(Wave& w, const Inst& in) {
     } else {
       int64_t x, y;
       if constexpr (TY == I32) x = int32_t(a[l]), y = int32_t(b[l]);
+      else if constexpr (TY == I16) x = int16_t(a[l]), y = int16_t(b[l]);
+      else if constexpr (TY == U16) x = uint16_t(a[l]), y = uint16_t(b[l]);
       else if constexpr (TY == U32) x = a[l], y = b[l];
       else if constexpr (TY == I64) x = int64_t(a.u64(l)), y = int64_t(b.u64(l));
       else x = 0, y = 0;
@@ -774,6 +776,8 @@ void register_vector_ops() {
   reg_cmps<U32>("U32", std::make_integer_sequence<int, 16>{});
   reg_cmps<I64>("I64", std::make_integer_sequence<int, 16>{});
   reg_cmps<U64>("U64", std::make_integer_sequence<int, 16>{});
+  reg_cmps<I16>("I16", std::make_integer_sequence<int, 16>{});
+  reg_cmps<U16>("U16", std::make_integer_sequence<int, 16>{});
 }
 
 } // namespace isatune::emu

@@ -643,4 +643,30 @@ TEST(AiterInstructions, SdwaConversionsAndShift) {
   }
 }
 
+// 16-bit integer compares (v_cmp_gt_i16, v_cmp_eq_u16, v_cmp_ne_u16, v_cmp_lt_u16): the low halves only.
+TEST(AiterInstructions, Cmp16BitIntegers) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  LaneRun r;
+  r.nin = 2, r.nout = 4;
+  const char* ops[4] = {"v_cmp_gt_i16", "v_cmp_eq_u16", "v_cmp_ne_u16", "v_cmp_lt_u16"};
+  for (int k = 0; k < 4; ++k)
+    r.body += std::string("  ") + ops[k] + " vcc, v10, v11\n  s_nop 1\n  v_cndmask_b32 v" + std::to_string(40 + k) +
+              ", 0, 1, vcc\n";
+  r.in.resize(128);
+  for (uint32_t l = 0; l < 64; ++l) {
+    r.in[2 * l] = rng();
+    r.in[2 * l + 1] = (rng() & 1) ? (r.in[2 * l] & 0xffff) | (rng() << 16) : rng(); // equal low halves often
+  }
+  auto out = r.run();
+  ASSERT_EQ(out.size(), 256u);
+  for (uint32_t l = 0; l < 64; ++l) {
+    const uint32_t a = r.in[2 * l], b = r.in[2 * l + 1];
+    EXPECT_EQ(out[4 * l], uint32_t(int16_t(a) > int16_t(b))) << std::hex << a << " " << b;
+    EXPECT_EQ(out[4 * l + 1], uint32_t(uint16_t(a) == uint16_t(b)));
+    EXPECT_EQ(out[4 * l + 2], uint32_t(uint16_t(a) != uint16_t(b)));
+    EXPECT_EQ(out[4 * l + 3], uint32_t(uint16_t(a) < uint16_t(b)));
+  }
+}
+
 } // namespace
