@@ -92,7 +92,8 @@ uint8_t f32_to_fp8(float f, bool bf8, bool fnuz) {
   std::frexp(r, &e);
   uint32_t bits;
   if (e - 1 < emin) bits = uint32_t(std::ldexp(r, man_bits - emin)); // subnormal: exponent field 0
-  else bits = uint32_t(e - 1 + bias) << man_bits | (uint32_t(std::ldexp(r, man_bits - (e - 1))) & ((1u << man_bits) - 1));
+  else
+    bits = uint32_t(e - 1 + bias) << man_bits | (uint32_t(std::ldexp(r, man_bits - (e - 1))) & ((1u << man_bits) - 1));
   return uint8_t(sign | bits);
 }
 

@@ -89,7 +89,8 @@ uint64_t smem_address(Wave& w, const Inst& in, int base_src) {
   uint64_t addr = w.s64(in.src[base_src].reg);
   for (int i = base_src + 1; i < in.nsrc; ++i) addr += sread(w, in.src[i]);
   if (in.nimm >= 1) addr += uint64_t(int64_t(in.imm[0]));
-  if (addr & 3) w.ctx->report(w, HazardKind::unaligned, "scalar store address " + hex_addr(addr) + " is not 4-byte aligned");
+  if (addr & 3)
+    w.ctx->report(w, HazardKind::unaligned, "scalar store address " + hex_addr(addr) + " is not 4-byte aligned");
   return addr & ~3ull;
 }
 

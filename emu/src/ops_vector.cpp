@@ -302,6 +302,46 @@ void reg_cmps(const char* ty, std::integer_sequence<int, OPS...>) {
   (one(OPS, cmp<TY, OPS, false>, cmp<TY, OPS, true>), ...);
 }
 
+// VOPC SDWA on 32-bit integers (v_cmp_eq_u32_sdwa, v_cmp_le_i32_sdwa in AITER): both sources cut by their
+// src_sel (sext modifier: sign-extended) before the compare; imm = [clamp, src0_sel, src1_sel], dst[0] the
+// SGPR pair or VCC. sdwa_src is defined below with the other SDWA helpers.
+uint32_t sdwa_src(uint32_t x, int64_t sel, bool sext);
+template <bool SIGNED, int OP, bool X>
+void cmp_sdwa(Wave& w, const Inst& in) {
+  if (in.nimm < 3 || in.ndst < 1 || in.imm[0]) unsupported(w, "SDWA compare operands not modelled");
+  Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+  uint64_t r = 0;
+  for_lanes(w.exec(), [&](int l) {
+    const uint32_t ux = sdwa_src(a[l], in.imm[1], in.src[0].mods & 16);
+    const uint32_t uy = sdwa_src(b[l], in.imm[2], in.src[1].mods & 16);
+    const int64_t x = SIGNED ? int64_t(int32_t(ux)) : int64_t(ux), y = SIGNED ? int64_t(int32_t(uy)) : int64_t(uy);
+    bool res;
+    switch (OP) {
+    case 0: res = false; break;
+    case 1: res = x < y; break;
+    case 2: res = x == y; break;
+    case 3: res = x <= y; break;
+    case 4: res = x > y; break;
+    case 5: res = x != y; break;
+    case 6: res = x >= y; break;
+    default: res = true; break;
+    }
+    if (res) r |= 1ull << l;
+  });
+  swrite64(w, in.dst[0], r);
+  if (X) w.set_exec(r);
+}
+template <bool SIGNED, int... OPS>
+void reg_cmps_sdwa(const char* ty, std::integer_sequence<int, OPS...>) {
+  auto one = [&](int op, Handler h, Handler hx) {
+    const char* n = kIntCmp[op];
+    if (!n) return;
+    add_op(std::string("V_CMP_") + n + "_" + ty + "_SDWA", h, Cat::valu);
+    add_op(std::string("V_CMPX_") + n + "_" + ty + "_SDWA", hx, Cat::valu);
+  };
+  (one(OPS, cmp_sdwa<SIGNED, OPS, false>, cmp_sdwa<SIGNED, OPS, true>), ...);
+}
+
 uint32_t bfe_u(uint32_t a, uint32_t off, uint32_t wd) {
   off &= 31, wd &= 31;
   if (wd == 0) return 0;
@@ -778,6 +818,8 @@ void register_vector_ops() {
   reg_cmps<U64>("U64", std::make_integer_sequence<int, 16>{});
   reg_cmps<I16>("I16", std::make_integer_sequence<int, 16>{});
   reg_cmps<U16>("U16", std::make_integer_sequence<int, 16>{});
+  reg_cmps_sdwa<true>("I32", std::make_integer_sequence<int, 16>{});
+  reg_cmps_sdwa<false>("U32", std::make_integer_sequence<int, 16>{});
 }
 
 } // namespace isatune::emu

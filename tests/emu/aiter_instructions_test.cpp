@@ -282,15 +282,19 @@ TEST(AiterInstructions, MfmaI8) {
     LaneRun r;
     r.target = s.target;
     r.nin = uint32_t(2 * s.ab_regs + cd), r.nout = uint32_t(cd);
-    auto range = [](int first, int n) { return "v[" + std::to_string(first) + ":" + std::to_string(first + n - 1) + "]"; };
+    auto range = [](int first, int n) {
+      return "v[" + std::to_string(first) + ":" + std::to_string(first + n - 1) + "]";
+    };
     const int a0 = 10, b0 = 10 + s.ab_regs, c0 = 10 + 2 * s.ab_regs;
-    r.body = "  " + std::string(s.op) + " " + range(40, cd) + ", " + range(a0, s.ab_regs) + ", " + range(b0, s.ab_regs) +
-             ", " + range(c0, cd) + "\n  s_nop 7\n  s_nop 7\n  s_nop 7\n";
+    r.body = "  " + std::string(s.op) + " " + range(40, cd) + ", " + range(a0, s.ab_regs) + ", " +
+             range(b0, s.ab_regs) + ", " + range(c0, cd) + "\n  s_nop 7\n  s_nop 7\n  s_nop 7\n";
     r.in.resize(64 * r.nin);
     for (auto& x : r.in) x = rng();
     auto out = r.run();
     ASSERT_EQ(out.size(), size_t(64 * cd));
-    auto byte = [&](int reg0, int l, int e) { return int8_t(r.in[l * r.nin + uint32_t(reg0 - 10 + e / 4)] >> (8 * (e % 4))); };
+    auto byte = [&](int reg0, int l, int e) {
+      return int8_t(r.in[l * r.nin + uint32_t(reg0 - 10 + e / 4)] >> (8 * (e % 4)));
+    };
     for (int reg = 0; reg < cd; ++reg)
       for (int l = 0; l < 64; ++l) {
         const int i = s.m == 32 ? 8 * (reg / 4) + 4 * (l / 32) + reg % 4 : 4 * (l / 16) + reg, j = l % s.m;
@@ -617,7 +621,8 @@ TEST(AiterInstructions, SdwaConversionsAndShift) {
     r.in[4 * l] = f16() | f16() << 16;
     r.in[4 * l + 1] = rng();
     r.in[4 * l + 2] = rng();
-    r.in[4 * l + 3] = fbits(std::exp2(std::uniform_real_distribution<float>(-26, 17)(rng)) * ((rng() & 1) ? -1.f : 1.f));
+    const float mag = std::exp2(std::uniform_real_distribution<float>(-26, 17)(rng));
+    r.in[4 * l + 3] = fbits((rng() & 1) ? -mag : mag);
   }
   auto out = r.run();
   ASSERT_EQ(out.size(), 64u * 7);
@@ -666,6 +671,30 @@ TEST(AiterInstructions, Cmp16BitIntegers) {
     EXPECT_EQ(out[4 * l + 1], uint32_t(uint16_t(a) == uint16_t(b)));
     EXPECT_EQ(out[4 * l + 2], uint32_t(uint16_t(a) != uint16_t(b)));
     EXPECT_EQ(out[4 * l + 3], uint32_t(uint16_t(a) < uint16_t(b)));
+  }
+}
+
+// VOPC SDWA (AITER: v_cmp_eq_u32_sdwa, v_cmp_le_i32_sdwa): the sources cut by src_sel, sign-extended with sext.
+TEST(AiterInstructions, CmpSdwa) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  LaneRun r;
+  r.nin = 2, r.nout = 2;
+  r.body = "  v_cmp_eq_u32_sdwa vcc, v10, v11 src0_sel:WORD_1 src1_sel:DWORD\n  s_nop 1\n"
+           "  v_cndmask_b32 v40, 0, 1, vcc\n"
+           "  v_cmp_le_i32_sdwa s[30:31], sext(v10), v11 src0_sel:BYTE_1 src1_sel:WORD_0\n  s_nop 1\n"
+           "  v_cndmask_b32_e64 v41, 0, 1, s[30:31]\n";
+  r.in.resize(128);
+  for (uint32_t l = 0; l < 64; ++l) {
+    r.in[2 * l] = rng();
+    r.in[2 * l + 1] = (rng() & 1) ? r.in[2 * l] >> 16 : rng() & 0x1ffff;
+  }
+  auto out = r.run();
+  ASSERT_EQ(out.size(), 128u);
+  for (uint32_t l = 0; l < 64; ++l) {
+    const uint32_t a = r.in[2 * l], b = r.in[2 * l + 1];
+    EXPECT_EQ(out[2 * l], uint32_t((a >> 16) == b)) << std::hex << a << " " << b;
+    EXPECT_EQ(out[2 * l + 1], uint32_t(int32_t(int8_t(a >> 8)) <= int32_t(b & 0xffff))) << std::hex << a << " " << b;
   }
 }
 
