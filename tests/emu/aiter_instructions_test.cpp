@@ -24,20 +24,25 @@ namespace {
 // AGPRs a0..a31.
 std::string kernel_text(const std::string& target, const std::string& body, uint32_t lds = 0) {
   const std::string name = "k";
-  return ".amdgcn_target \"amdgcn-amd-amdhsa--" + target + "\"\n.amdhsa_code_object_version 5\n.text\n.globl " +
-         name + "\n.p2align 8\n.type " + name + ",@function\n" + name + ":\n" + body + "  s_endpgm\n.L" + name +
-         "_end:\n.size " + name + ", .L" + name + "_end-" + name +
+  return ".amdgcn_target \"amdgcn-amd-amdhsa--" + target +
+         "\"\n.amdhsa_code_object_version 5\n.text\n.globl " + name + "\n.p2align 8\n.type " + name +
+         ",@function\n" + name + ":\n" + body + "  s_endpgm\n.L" + name + "_end:\n.size " + name + ", .L" +
+         name + "_end-" + name +
          "\n.p2alignl 6, 0xbf800000\n.fill 256, 4, 0xbf800000\n.rodata\n.p2align 6\n.amdhsa_kernel " + name +
          "\n  .amdhsa_user_sgpr_count 2\n  .amdhsa_user_sgpr_kernarg_segment_ptr 1\n  .amdhsa_kernarg_size 32"
-         "\n  .amdhsa_system_sgpr_workgroup_id_x 1\n  .amdhsa_next_free_vgpr 128\n  .amdhsa_next_free_sgpr 48\n"
+         "\n  .amdhsa_system_sgpr_workgroup_id_x 1\n  .amdhsa_next_free_vgpr 128\n  .amdhsa_next_free_sgpr "
+         "48\n"
          "  .amdhsa_accum_offset 96\n  .amdhsa_group_segment_fixed_size " +
          std::to_string(lds) +
-         "\n.end_amdhsa_kernel\n.amdgpu_metadata\n---\namdhsa.version: [ 1, 2 ]\namdhsa.kernels:\n  - .name: " +
+         "\n.end_amdhsa_kernel\n.amdgpu_metadata\n---\namdhsa.version: [ 1, 2 ]\namdhsa.kernels:\n  - "
+         ".name: " +
          name + "\n    .symbol: " + name +
-         ".kd\n    .kernarg_segment_size: 32\n    .kernarg_segment_align: 8\n    .group_segment_fixed_size: " +
+         ".kd\n    .kernarg_segment_size: 32\n    .kernarg_segment_align: 8\n    "
+         ".group_segment_fixed_size: " +
          std::to_string(lds) +
          "\n    .private_segment_fixed_size: 0\n    .wavefront_size: 64\n    .sgpr_count: 54\n"
-         "    .vgpr_count: 128\n    .agpr_count: 32\n    .max_flat_workgroup_size: 64\n...\n.end_amdgpu_metadata\n";
+         "    .vgpr_count: 128\n    .agpr_count: 32\n    .max_flat_workgroup_size: "
+         "64\n...\n.end_amdgpu_metadata\n";
 }
 
 std::string all_reports(const EmuDevice& dev) {
@@ -66,15 +71,18 @@ struct LaneRun {
                     "  v_and_b32 v0, 63, v0\n  v_mov_b32 v2, " +
                     std::to_string(4 * nin) + "\n  v_mul_lo_u32 v1, v0, v2\n  s_waitcnt lgkmcnt(0)\n";
     for (uint32_t i = 0; i < nin; ++i)
-      b += "  global_load_dword v" + std::to_string(10 + i) + ", v1, s[16:17] offset:" + std::to_string(4 * i) + "\n";
-    b += "  s_waitcnt vmcnt(0)\n" + body + "  s_nop 7\n  s_nop 7\n  v_mov_b32 v2, " + std::to_string(4 * nout) +
-         "\n  v_mul_lo_u32 v1, v0, v2\n";
+      b += "  global_load_dword v" + std::to_string(10 + i) +
+           ", v1, s[16:17] offset:" + std::to_string(4 * i) + "\n";
+    b += "  s_waitcnt vmcnt(0)\n" + body + "  s_nop 7\n  s_nop 7\n  v_mov_b32 v2, " +
+         std::to_string(4 * nout) + "\n  v_mul_lo_u32 v1, v0, v2\n";
     for (uint32_t i = 0; i < nout; ++i)
-      b += "  global_store_dword v1, v" + std::to_string(40 + i) + ", s[18:19] offset:" + std::to_string(4 * i) + "\n";
+      b += "  global_store_dword v1, v" + std::to_string(40 + i) +
+           ", s[18:19] offset:" + std::to_string(4 * i) + "\n";
     b += "  s_waitcnt vmcnt(0)\n";
     CodeObject code;
     try {
-      code = toolchain::make_assembler("llvm")->assemble(kernel_text(target, b, lds), {target, "test.s"}).code;
+      code =
+          toolchain::make_assembler("llvm")->assemble(kernel_text(target, b, lds), {target, "test.s"}).code;
     } catch (const std::exception& e) {
       ADD_FAILURE() << e.what() << "\n" << b;
       return {};
@@ -107,8 +115,12 @@ struct LaneRun {
   }
 };
 
-uint32_t fbits(float f) { return std::bit_cast<uint32_t>(f); }
-float bitsf(uint32_t u) { return std::bit_cast<float>(u); }
+uint32_t fbits(float f) {
+  return std::bit_cast<uint32_t>(f);
+}
+float bitsf(uint32_t u) {
+  return std::bit_cast<float>(u);
+}
 
 // ---- 8-bit floats: an independent model of the four formats, from their definitions (OCP 8-bit floating
 // point spec for E4M3FN/E5M2; FNUZ: bias + 1, no infinities, no negative zero, 0x80 the only NaN). ----
@@ -121,10 +133,14 @@ struct F8 {
     const bool neg = c & 0x80;
     const int ebits = bf8 ? 5 : 4, m = man();
     const int e = (c >> m) & ((1 << ebits) - 1), f = c & ((1 << m) - 1);
-    if (fnuz && c == 0x80) return NAN;
-    if (!fnuz && bf8 && e == 31) return f ? NAN : (neg ? -INFINITY : INFINITY);
-    if (!fnuz && !bf8 && e == 15 && f == 7) return NAN;
-    double v = e == 0 ? std::ldexp(double(f), 1 - bias() - m) : std::ldexp(double(f + (1 << m)), e - bias() - m);
+    if (fnuz && c == 0x80)
+      return NAN;
+    if (!fnuz && bf8 && e == 31)
+      return f ? NAN : (neg ? -INFINITY : INFINITY);
+    if (!fnuz && !bf8 && e == 15 && f == 7)
+      return NAN;
+    double v =
+        e == 0 ? std::ldexp(double(f), 1 - bias() - m) : std::ldexp(double(f + (1 << m)), e - bias() - m);
     return neg ? -v : v;
   }
   // Round to nearest even over the finite codes; past the largest finite value by half an ulp or more (a tie
@@ -135,19 +151,25 @@ struct F8 {
     int max_code = 0;
     for (int c = 0; c < 128; ++c) {
       double v = decode(uint8_t(c));
-      if (std::isnan(v) || std::isinf(v)) continue;
-      if (v > max_finite) max_finite = v, max_code = c;
+      if (std::isnan(v) || std::isinf(v))
+        continue;
+      if (v > max_finite)
+        max_finite = v, max_code = c;
     }
     const double a = std::fabs(x);
     const double prev = decode(uint8_t(max_code - 1)), ulp = max_finite - prev;
-    if (a > max_finite + ulp / 2 || (a == max_finite + ulp / 2 && (max_code & 1))) return 0x100;
+    if (a > max_finite + ulp / 2 || (a == max_finite + ulp / 2 && (max_code & 1)))
+      return 0x100;
     for (int c = 0; c < 128; ++c) {
       double v = decode(uint8_t(c));
-      if (std::isnan(v) || std::isinf(v)) continue;
+      if (std::isnan(v) || std::isinf(v))
+        continue;
       double err = std::fabs(v - a);
-      if (err < best_err || (err == best_err && !(c & 1))) best_err = err, best = c;
+      if (err < best_err || (err == best_err && !(c & 1)))
+        best_err = err, best = c;
     }
-    if (best == 0) return fnuz ? 0u : (std::signbit(x) ? 0x80u : 0u);
+    if (best == 0)
+      return fnuz ? 0u : (std::signbit(x) ? 0x80u : 0u);
     return uint32_t(best) | (std::signbit(x) ? 0x80u : 0u);
   }
 };
@@ -161,7 +183,8 @@ float f8_input(std::mt19937& rng, const F8& f) {
   case 0: {
     int c = int(rng() % 126);
     double a = f.decode(uint8_t(c)), b = f.decode(uint8_t(c + 1));
-    if (std::isnan(a) || std::isnan(b) || std::isinf(b)) return sign * 1.5f;
+    if (std::isnan(a) || std::isnan(b) || std::isinf(b))
+      return sign * 1.5f;
     return sign * float((a + b) / 2); // a tie
   }
   case 1: {
@@ -179,8 +202,10 @@ void expect_f8(uint8_t got, float x, const F8& f, const std::string& what) {
   const uint32_t want = f.encode_ref(x);
   if (std::isnan(x) || (want == 0x100 && !(f.bf8 && !f.fnuz))) {
     // NaN: FNUZ has exactly one code; OCP's NaN code is the hardware's choice, any NaN passes.
-    if (f.fnuz) EXPECT_EQ(got, 0x80) << what << " x " << x;
-    else EXPECT_TRUE(std::isnan(f.decode(got))) << what << " x " << x << " got 0x" << std::hex << int(got);
+    if (f.fnuz)
+      EXPECT_EQ(got, 0x80) << what << " x " << x;
+    else
+      EXPECT_TRUE(std::isnan(f.decode(got))) << what << " x " << x << " got 0x" << std::hex << int(got);
   } else if (want == 0x100) { // OCP E5M2 overflows to infinity
     EXPECT_EQ(got, std::signbit(x) ? 0xfc : 0x7c) << what << " x " << x;
   } else {
@@ -202,7 +227,8 @@ TEST(AiterInstructions, CvtPkF8F32) {
       r.target = target;
       r.nin = 3, r.nout = 3;
       r.body = "  v_mov_b32 v40, v12\n  " + op + " v40, v10, v11\n  v_mov_b32 v41, v12\n  " + op +
-               " v41, v10, v11 op_sel:[0,0,1]\n  v_mov_b32 v42, v12\n  " + op + " v42, -v10, |v11| op_sel:[0,0,1]\n";
+               " v41, v10, v11 op_sel:[0,0,1]\n  v_mov_b32 v42, v12\n  " + op +
+               " v42, -v10, |v11| op_sel:[0,0,1]\n";
       r.in.resize(64 * 3);
       for (uint32_t l = 0; l < 64; ++l) {
         r.in[3 * l] = fbits(f8_input(rng, f));
@@ -214,8 +240,8 @@ TEST(AiterInstructions, CvtPkF8F32) {
       for (uint32_t l = 0; l < 64; ++l) {
         const float x = bitsf(r.in[3 * l]), y = bitsf(r.in[3 * l + 1]);
         const uint32_t old = r.in[3 * l + 2];
-        const std::string what = std::string(target) + " " + op + " lane " + std::to_string(l) + " seed " +
-                                 std::to_string(seed);
+        const std::string what =
+            std::string(target) + " " + op + " lane " + std::to_string(l) + " seed " + std::to_string(seed);
         EXPECT_EQ(out[3 * l] >> 16, old >> 16) << what << ": high word kept";
         expect_f8(uint8_t(out[3 * l]), x, f, what + " word 0 byte 0");
         expect_f8(uint8_t(out[3 * l] >> 8), y, f, what + " word 0 byte 1");
@@ -229,7 +255,8 @@ TEST(AiterInstructions, CvtPkF8F32) {
   }
 }
 
-// v_cvt_pk_f32_fp8 / _bf8 and their SDWA src0_sel:WORD_1 form (AITER's): every code of the byte decodes exactly.
+// v_cvt_pk_f32_fp8 / _bf8 and their SDWA src0_sel:WORD_1 form (AITER's): every code of the byte decodes
+// exactly.
 TEST(AiterInstructions, CvtPkF32F8) {
   const uint32_t seed = std::random_device{}();
   std::mt19937 rng(seed);
@@ -253,16 +280,19 @@ TEST(AiterInstructions, CvtPkF32F8) {
         const uint8_t code = uint8_t(r.in[l] >> (8 * (k % 4)));
         const double want = f.decode(code);
         const float got = bitsf(out[8 * l + k]);
-        if (std::isnan(want)) EXPECT_TRUE(std::isnan(got)) << target << " code " << int(code);
-        else EXPECT_EQ(fbits(got), fbits(float(want))) << target << (bf8 ? " bf8" : " fp8") << " code " << int(code);
+        if (std::isnan(want))
+          EXPECT_TRUE(std::isnan(got)) << target << " code " << int(code);
+        else
+          EXPECT_EQ(fbits(got), fbits(float(want)))
+              << target << (bf8 ? " bf8" : " fp8") << " code " << int(code);
       }
   }
 }
 
 // Integer MFMAs: D = C + A B over signed bytes, i32 wrapping. Layout (shared/notes/cdna.md section 4, K
 // contiguous in a lane): A[i][k] is byte k mod E of lane M floor(k/E) + i (E bytes a lane), B[k][j] likewise;
-// D/C 32x32: element (8 floor(r/4) + 4 floor(l/32) + r mod 4, l mod 32) in register r, 16x16: (4 floor(l/16) + r,
-// l mod 16).
+// D/C 32x32: element (8 floor(r/4) + 4 floor(l/32) + r mod 4, l mod 32) in register r, 16x16: (4 floor(l/16)
+// + r, l mod 16).
 struct IntMfma {
   const char* target;
   const char* op;
@@ -289,7 +319,8 @@ TEST(AiterInstructions, MfmaI8) {
     r.body = "  " + std::string(s.op) + " " + range(40, cd) + ", " + range(a0, s.ab_regs) + ", " +
              range(b0, s.ab_regs) + ", " + range(c0, cd) + "\n  s_nop 7\n  s_nop 7\n  s_nop 7\n";
     r.in.resize(64 * r.nin);
-    for (auto& x : r.in) x = rng();
+    for (auto& x : r.in)
+      x = rng();
     auto out = r.run();
     ASSERT_EQ(out.size(), size_t(64 * cd));
     auto byte = [&](int reg0, int l, int e) {
@@ -303,7 +334,8 @@ TEST(AiterInstructions, MfmaI8) {
           const int lane_a = s.m * (k / epl) + i, lane_b = s.m * (k / epl) + j;
           acc += int64_t(byte(a0, lane_a, k % epl)) * byte(b0, lane_b, k % epl);
         }
-        EXPECT_EQ(out[l * cd + reg], uint32_t(uint64_t(acc))) << s.op << " D[" << i << "][" << j << "] seed " << seed;
+        EXPECT_EQ(out[l * cd + reg], uint32_t(uint64_t(acc)))
+            << s.op << " D[" << i << "][" << j << "] seed " << seed;
       }
   }
 }
@@ -325,8 +357,10 @@ TEST(AiterInstructions, CmpClassF32) {
   for (uint32_t l = 0; l < 64; ++l) {
     cls[l] = int(rng() % 10);
     uint32_t x = samples[cls[l]];
-    if (cls[l] == 3 || cls[l] == 8) x = (x & 0x80000000u) | ((1 + rng() % 254) << 23) | (rng() & 0x7fffff);
-    if (cls[l] == 4 || cls[l] == 7) x = (x & 0x80000000u) | (1 + rng() % 0x7ffffe);
+    if (cls[l] == 3 || cls[l] == 8)
+      x = (x & 0x80000000u) | ((1 + rng() % 254) << 23) | (rng() & 0x7fffff);
+    if (cls[l] == 4 || cls[l] == 7)
+      x = (x & 0x80000000u) | (1 + rng() % 0x7ffffe);
     r.in[2 * l] = x;
     r.in[2 * l + 1] = rng() & 0x3ff;
   }
@@ -351,10 +385,12 @@ TEST(AiterInstructions, CvtPkU8AndF16) {
     LaneRun r;
     r.nin = 2, r.nout = 4;
     for (int sel = 0; sel < 4; ++sel)
-      r.body += "  v_cvt_pk_u8_f32 v" + std::to_string(40 + sel) + ", v10, " + std::to_string(sel) + ", v11\n";
+      r.body +=
+          "  v_cvt_pk_u8_f32 v" + std::to_string(40 + sel) + ", v10, " + std::to_string(sel) + ", v11\n";
     r.in.resize(128);
     for (uint32_t l = 0; l < 64; ++l) {
-      float x = (rng() & 1) ? float(rng() % 255) + 0.5f : std::uniform_real_distribution<float>(0, 255.25f)(rng);
+      float x =
+          (rng() & 1) ? float(rng() % 255) + 0.5f : std::uniform_real_distribution<float>(0, 255.25f)(rng);
       r.in[2 * l] = fbits(x), r.in[2 * l + 1] = rng();
     }
     auto out = r.run();
@@ -371,7 +407,8 @@ TEST(AiterInstructions, CvtPkU8AndF16) {
   }
   {
     const std::string lacks = isatune::test::llvm_lacks("gfx950");
-    if (!lacks.empty()) GTEST_SKIP() << lacks;
+    if (!lacks.empty())
+      GTEST_SKIP() << lacks;
     LaneRun r;
     r.target = "gfx950";
     r.nin = 2, r.nout = 2;
@@ -403,7 +440,8 @@ TEST(AiterInstructions, SwapAndNop) {
            std::to_string(lo) + "\n  s_mov_b32 exec_hi, " + std::to_string(hi) +
            "\n  v_swap_b32 v40, v41\n  v_nop\n  s_mov_b64 exec, -1\n  v_nop\n";
   r.in.resize(128);
-  for (auto& x : r.in) x = rng();
+  for (auto& x : r.in)
+    x = rng();
   auto out = r.run();
   ASSERT_EQ(out.size(), 192u);
   const uint64_t exec = uint64_t(lo) | uint64_t(hi) << 32;
@@ -426,12 +464,14 @@ TEST(AiterInstructions, SetVskip) {
     LaneRun r;
     r.nin = 1, r.nout = 2;
     r.scratch_init.assign(64, 0x5eed0000u + uint32_t(round));
-    r.body = "  v_mov_b32 v40, 7\n  v_lshlrev_b32 v3, 2, v0\n  s_mov_b32 s22, " + std::to_string(pattern) +
-             "\n  s_mov_b32 s23, " + std::to_string(bit) +
-             "\n  s_setvskip s22, s23\n  s_nop 0\n  v_mov_b32 v40, v10\n  global_store_dword v3, v10, s[20:21]\n"
-             "  s_setvskip 0, 0\n  s_nop 0\n  v_mov_b32 v41, v10\n  s_waitcnt vmcnt(0)\n";
+    r.body =
+        "  v_mov_b32 v40, 7\n  v_lshlrev_b32 v3, 2, v0\n  s_mov_b32 s22, " + std::to_string(pattern) +
+        "\n  s_mov_b32 s23, " + std::to_string(bit) +
+        "\n  s_setvskip s22, s23\n  s_nop 0\n  v_mov_b32 v40, v10\n  global_store_dword v3, v10, s[20:21]\n"
+        "  s_setvskip 0, 0\n  s_nop 0\n  v_mov_b32 v41, v10\n  s_waitcnt vmcnt(0)\n";
     r.in.resize(64);
-    for (auto& x : r.in) x = rng();
+    for (auto& x : r.in)
+      x = rng();
     auto out = r.run();
     ASSERT_EQ(out.size(), 128u);
     for (uint32_t l = 0; l < 64; ++l) {
@@ -452,18 +492,21 @@ TEST(AiterInstructions, LdsBitwiseAtomics) {
   r.body = "  v_lshlrev_b32 v3, 2, v0\n  v_lshrrev_b32 v4, 2, v0\n  v_lshlrev_b32 v4, 2, v4\n"
            "  ds_write_b32 v3, v10\n  ds_write_b32 v3, v10 offset:256\n  ds_write_b32 v3, v10 offset:512\n"
            "  s_waitcnt lgkmcnt(0)\n"
-           "  ds_or_b32 v4, v11\n  ds_or_rtn_b32 v41, v3, v11 offset:256\n  ds_and_rtn_b32 v42, v3, v12 offset:512\n"
+           "  ds_or_b32 v4, v11\n  ds_or_rtn_b32 v41, v3, v11 offset:256\n  ds_and_rtn_b32 v42, v3, v12 "
+           "offset:512\n"
            "  s_waitcnt lgkmcnt(0)\n  ds_xor_rtn_b32 v43, v3, v12 offset:512\n  s_waitcnt lgkmcnt(0)\n"
            "  ds_read_b32 v40, v3\n  ds_read_b32 v44, v3 offset:512\n  s_waitcnt lgkmcnt(0)\n";
   r.in.resize(64 * 3);
-  for (auto& x : r.in) x = rng();
+  for (auto& x : r.in)
+    x = rng();
   auto out = r.run();
   ASSERT_EQ(out.size(), 64u * 5);
   for (uint32_t l = 0; l < 64; ++l) {
     auto in = [&](uint32_t lane, int k) { return r.in[3 * lane + uint32_t(k)]; };
     uint32_t orv = in(l, 0);
     if (l < 16) // ds_or_b32: address 4 floor(l'/4) gets the OR of lanes 4a..4a+3
-      for (uint32_t q = 0; q < 4; ++q) orv |= in(4 * l + q, 1);
+      for (uint32_t q = 0; q < 4; ++q)
+        orv |= in(4 * l + q, 1);
     EXPECT_EQ(out[5 * l], orv) << "ds_or_b32, dword " << l;
     EXPECT_EQ(out[5 * l + 1], in(l, 0)) << "ds_or_rtn_b32 returns the old value";
     EXPECT_EQ(out[5 * l + 2], in(l, 0)) << "ds_and_rtn_b32 returns the old value";
@@ -480,7 +523,8 @@ TEST(AiterInstructions, ScalarStoresAndAtomics) {
   LaneRun r;
   r.nin = 3, r.nout = 2;
   r.scratch_init.resize(16);
-  for (auto& x : r.scratch_init) x = rng() % 8; // counters near their limits
+  for (auto& x : r.scratch_init)
+    x = rng() % 8; // counters near their limits
   r.scratch_init[0] = r.scratch_init[1] = r.scratch_init[2] = 0xdeadbeefu;
   r.scratch_init[4] = 5, r.scratch_init[5] = 0; // the wrap-arounds: inc at the limit, dec at zero
   r.body = "  v_readfirstlane_b32 s30, v10\n  v_readfirstlane_b32 s31, v11\n  v_readfirstlane_b32 s32, v12\n"
@@ -492,7 +536,8 @@ TEST(AiterInstructions, ScalarStoresAndAtomics) {
            "  s_mov_b32 s37, 0x20\n  s_atomic_inc s32, s[20:21], s37\n"
            "  s_waitcnt lgkmcnt(0)\n  s_dcache_wb\n  v_mov_b32 v40, s35\n  v_mov_b32 v41, s36\n";
   r.in.resize(64 * 3);
-  for (auto& x : r.in) x = rng() % 10;
+  for (auto& x : r.in)
+    x = rng() % 10;
   r.in[0] = rng(), r.in[1] = rng(); // lane 0's v10, v11: the stored values
   auto out = r.run();
   ASSERT_EQ(out.size(), 128u);
@@ -512,7 +557,8 @@ TEST(AiterInstructions, ScalarStoresAndAtomics) {
     EXPECT_EQ(out[2 * l], m0[6]) << "s_atomic_inc glc returns the old value";
     EXPECT_EQ(out[2 * l + 1], m0[7]) << "s_atomic_dec glc returns the old value";
   }
-  for (uint32_t i = 9; i < 16; ++i) EXPECT_EQ(m[i], m0[i]) << "untouched dword " << i;
+  for (uint32_t i = 9; i < 16; ++i)
+    EXPECT_EQ(m[i], m0[i]) << "untouched dword " << i;
 }
 
 // buffer_load_short_d16 / _d16_hi: the loaded half replaces one half of vdst, the other half is kept; a lane
@@ -524,18 +570,23 @@ TEST(AiterInstructions, BufferLoadShortD16) {
   LaneRun r;
   r.nin = 1, r.nout = 2;
   r.scratch_init.resize(32);
-  for (auto& x : r.scratch_init) x = rng();
-  r.body = "  s_mov_b32 s24, s20\n  s_mov_b32 s25, s21\n  s_mov_b32 s26, " + std::to_string(nrec) +
-           "\n  s_mov_b32 s27, 0x20000\n  v_lshlrev_b32 v3, 1, v0\n  v_mov_b32 v40, v10\n  v_mov_b32 v41, v10\n"
-           "  buffer_load_short_d16 v40, v3, s[24:27], 0 offen\n  buffer_load_short_d16_hi v41, v3, s[24:27], 0 offen\n"
-           "  s_waitcnt vmcnt(0)\n";
+  for (auto& x : r.scratch_init)
+    x = rng();
+  r.body =
+      "  s_mov_b32 s24, s20\n  s_mov_b32 s25, s21\n  s_mov_b32 s26, " + std::to_string(nrec) +
+      "\n  s_mov_b32 s27, 0x20000\n  v_lshlrev_b32 v3, 1, v0\n  v_mov_b32 v40, v10\n  v_mov_b32 v41, v10\n"
+      "  buffer_load_short_d16 v40, v3, s[24:27], 0 offen\n  buffer_load_short_d16_hi v41, v3, s[24:27], 0 "
+      "offen\n"
+      "  s_waitcnt vmcnt(0)\n";
   r.in.resize(64);
-  for (auto& x : r.in) x = rng();
+  for (auto& x : r.in)
+    x = rng();
   auto out = r.run();
   ASSERT_EQ(out.size(), 128u);
   for (uint32_t l = 0; l < 64; ++l) {
     uint16_t half = 0;
-    if (2 * l < nrec) std::memcpy(&half, reinterpret_cast<const uint8_t*>(r.scratch_init.data()) + 2 * l, 2);
+    if (2 * l < nrec)
+      std::memcpy(&half, reinterpret_cast<const uint8_t*>(r.scratch_init.data()) + 2 * l, 2);
     EXPECT_EQ(out[2 * l], (r.in[l] & 0xffff0000u) | half) << "d16 lane " << l << " nrec " << nrec;
     EXPECT_EQ(out[2 * l + 1], (r.in[l] & 0xffffu) | uint32_t(half) << 16) << "d16_hi lane " << l;
   }
@@ -550,12 +601,13 @@ TEST(AiterInstructions, GlobalCmpswapX2Return) {
     LaneRun r;
     r.nin = 5, r.nout = 2;
     r.scratch_init.resize(128);
-    for (auto& x : r.scratch_init) x = rng();
+    for (auto& x : r.scratch_init)
+      x = rng();
     r.in.resize(64 * 5);
     std::vector<bool> match(64);
     for (uint32_t l = 0; l < 64; ++l) {
       match[l] = rng() & 1;
-      r.in[5 * l] = rng(), r.in[5 * l + 1] = rng();                                  // src
+      r.in[5 * l] = rng(), r.in[5 * l + 1] = rng();                                    // src
       r.in[5 * l + 2] = match[l] ? r.scratch_init[2 * l] : r.scratch_init[2 * l] ^ 1u; // cmp
       r.in[5 * l + 3] = r.scratch_init[2 * l + 1];
       r.in[5 * l + 4] = 0;
@@ -564,7 +616,8 @@ TEST(AiterInstructions, GlobalCmpswapX2Return) {
     if (saddr) {
       r.body += "  global_atomic_cmpswap_x2 v[40:41], v3, v[10:13], s[20:21] sc0\n";
     } else {
-      r.body += "  v_mov_b32 v5, s21\n  v_add_co_u32 v4, vcc, s20, v3\n  s_nop 1\n  v_addc_co_u32 v5, vcc, 0, v5, vcc\n"
+      r.body += "  v_mov_b32 v5, s21\n  v_add_co_u32 v4, vcc, s20, v3\n  s_nop 1\n  v_addc_co_u32 v5, vcc, "
+                "0, v5, vcc\n"
                 "  global_atomic_cmpswap_x2 v[40:41], v[4:5], v[10:13], off sc0\n";
     }
     r.body += "  s_waitcnt vmcnt(0)\n";
@@ -590,8 +643,10 @@ TEST(AiterInstructions, Fp8OpSelForwardingWaitState) {
              std::string(nop ? "  s_nop 0\n" : "") + "  v_add_u32 v40, v40, 1\n";
     r.in.assign(64 * 3, 0x3f800000u);
     r.run();
-    if (nop) EXPECT_EQ(r.reports, "");
-    else EXPECT_NE(r.reports.find("wait_states: VALU write of part of a VGPR"), std::string::npos) << r.reports;
+    if (nop)
+      EXPECT_EQ(r.reports, "");
+    else
+      EXPECT_NE(r.reports.find("wait_states: VALU write of part of a VGPR"), std::string::npos) << r.reports;
   }
 }
 
@@ -607,10 +662,12 @@ TEST(AiterInstructions, SdwaConversionsAndShift) {
       "v_cvt_f32_f16_sdwa v41, -|v10| dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_0",
       "v_cvt_f16_f32_sdwa v42, v13 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD",
       "v_cvt_f16_f32_sdwa v43, v13 dst_sel:WORD_0 dst_unused:UNUSED_PAD src0_sel:DWORD",
-      "v_lshlrev_b32_sdwa v44, v10, v11 dst_sel:WORD_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_2 src1_sel:WORD_1",
+      "v_lshlrev_b32_sdwa v44, v10, v11 dst_sel:WORD_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_2 "
+      "src1_sel:WORD_1",
       "v_lshlrev_b32_sdwa v45, sext(v10), v11 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_0 "
       "src1_sel:BYTE_3",
-      "v_lshlrev_b32_sdwa v46, v10, v11 dst_sel:BYTE_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_1 src1_sel:WORD_0"};
+      "v_lshlrev_b32_sdwa v46, v10, v11 dst_sel:BYTE_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_1 "
+      "src1_sel:WORD_0"};
   for (int k = 0; k < 7; ++k)
     r.body += "  v_mov_b32 v" + std::to_string(40 + k) + ", v12\n  " + ops[k] + "\n";
   r.in.resize(64 * 4);
@@ -635,14 +692,15 @@ TEST(AiterInstructions, SdwaConversionsAndShift) {
     EXPECT_EQ(out[7 * l + 1], h2f((v10 & 0x7fff) | 0x8000)) << at;
     EXPECT_EQ(out[7 * l + 2], (old & 0xffff) | f2h(v13) << 16) << at;
     EXPECT_EQ(out[7 * l + 3], f2h(v13)) << at;
-    // lshlrev: shift = byte 2 of v10, value = word 1 of v11; the result's low 16 bits into [31:16], sign above
-    // (none: the field is the top), zeros below.
+    // lshlrev: shift = byte 2 of v10, value = word 1 of v11; the result's low 16 bits into [31:16], sign
+    // above (none: the field is the top), zeros below.
     const uint32_t r4 = (v11 >> 16) << (((v10 >> 16) & 0xff) & 31);
     EXPECT_EQ(out[7 * l + 4], (r4 & 0xffff) << 16) << at;
     // sext(byte 0 of v10) & 31 as the shift of byte 3 of v11; the low byte into [15:8], the rest kept.
     const uint32_t sh = uint32_t(int32_t(int8_t(v10 & 0xff))) & 31, r5 = (v11 >> 24) << sh;
     EXPECT_EQ(out[7 * l + 5], (old & ~0xff00u) | (r5 & 0xff) << 8) << at;
-    // byte 1 of v10 shifts word 0 of v11; the low byte into [15:8], its bit 7 copied into [31:16], [7:0] zero.
+    // byte 1 of v10 shifts word 0 of v11; the low byte into [15:8], its bit 7 copied into [31:16], [7:0]
+    // zero.
     const uint32_t r6 = (v11 & 0xffff) << (((v10 >> 8) & 0xff) & 31);
     EXPECT_EQ(out[7 * l + 6], (r6 & 0xff) << 8 | ((r6 & 0x80) ? 0xffff0000u : 0u)) << at;
   }
@@ -656,8 +714,8 @@ TEST(AiterInstructions, Cmp16BitIntegers) {
   r.nin = 2, r.nout = 4;
   const char* ops[4] = {"v_cmp_gt_i16", "v_cmp_eq_u16", "v_cmp_ne_u16", "v_cmp_lt_u16"};
   for (int k = 0; k < 4; ++k)
-    r.body += std::string("  ") + ops[k] + " vcc, v10, v11\n  s_nop 1\n  v_cndmask_b32 v" + std::to_string(40 + k) +
-              ", 0, 1, vcc\n";
+    r.body += std::string("  ") + ops[k] + " vcc, v10, v11\n  s_nop 1\n  v_cndmask_b32 v" +
+              std::to_string(40 + k) + ", 0, 1, vcc\n";
   r.in.resize(128);
   for (uint32_t l = 0; l < 64; ++l) {
     r.in[2 * l] = rng();
@@ -674,7 +732,8 @@ TEST(AiterInstructions, Cmp16BitIntegers) {
   }
 }
 
-// VOPC SDWA (AITER: v_cmp_eq_u32_sdwa, v_cmp_le_i32_sdwa): the sources cut by src_sel, sign-extended with sext.
+// VOPC SDWA (AITER: v_cmp_eq_u32_sdwa, v_cmp_le_i32_sdwa): the sources cut by src_sel, sign-extended with
+// sext.
 TEST(AiterInstructions, CmpSdwa) {
   const uint32_t seed = std::random_device{}();
   std::mt19937 rng(seed);
@@ -694,7 +753,8 @@ TEST(AiterInstructions, CmpSdwa) {
   for (uint32_t l = 0; l < 64; ++l) {
     const uint32_t a = r.in[2 * l], b = r.in[2 * l + 1];
     EXPECT_EQ(out[2 * l], uint32_t((a >> 16) == b)) << std::hex << a << " " << b;
-    EXPECT_EQ(out[2 * l + 1], uint32_t(int32_t(int8_t(a >> 8)) <= int32_t(b & 0xffff))) << std::hex << a << " " << b;
+    EXPECT_EQ(out[2 * l + 1], uint32_t(int32_t(int8_t(a >> 8)) <= int32_t(b & 0xffff)))
+        << std::hex << a << " " << b;
   }
 }
 
