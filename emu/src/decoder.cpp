@@ -292,8 +292,9 @@ Program decode_kernel(const CodeObject& code, const KernelInfo& kernel, cdna::Gf
     // v_permlane*_swap reads both registers it writes (their inputs are tied operands, dropped above).
     // So do v_swap_b32, and the instructions that keep part of vdst (SDWA, the fp8 packs, d16 loads).
     const bool reads_dst = (in.name.starts_with("V_PERMLANE") && in.name.find("_SWAP") != std::string::npos) ||
-                           in.sdwa || in.name == "V_SWAP_B32" || in.name == "V_CVT_PK_FP8_F32" ||
-                           in.name == "V_CVT_PK_BF8_F32" || in.name.find("_LOAD_SHORT_D16") != std::string::npos;
+                           (in.sdwa && in.ndst && in.dst[0].kind == OpKind::vgpr) || in.name == "V_SWAP_B32" ||
+                           in.name == "V_CVT_PK_FP8_F32" || in.name == "V_CVT_PK_BF8_F32" ||
+                           in.name.find("_LOAD_SHORT_D16") != std::string::npos;
     if (reads_dst)
       for (int i = 0; i < in.ndst; ++i)
         if (auto r = range_of(in.dst[i]); r.count) in.reads.push_back(r);
