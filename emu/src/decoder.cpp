@@ -263,10 +263,14 @@ Program decode_kernel(const CodeObject& code, const KernelInfo& kernel, cdna::Gf
         if (in.nimm < 10) in.imm[in.nimm++] = 0;
       }
     }
-    if (const OpInfo* info = find_op(in.name)) {
+    // SDWA forms run only where a handler models them (registered as NAME_SDWA); a plain handler would
+    // ignore the selects.
+    if (const OpInfo* info = find_op(in.sdwa ? in.name + "_SDWA" : in.name)) {
       in.fn = info->fn;
       in.cat = info->cat;
     }
+    // "..._SADDR_RTN": the SADDR suffix is not last, so base_name kept it (global atomics with return).
+    if (in.name.find("_SADDR_") != std::string::npos) in.saddr = true;
     if (is_trans(in.name) && in.cat == Cat::valu) in.cat = Cat::trans;
     in.lane_op = in.name == "V_READLANE_B32" || in.name == "V_READFIRSTLANE_B32" || in.name == "V_WRITELANE_B32";
     in.dot = in.name.starts_with("V_DOT");
@@ -286,7 +290,12 @@ Program decode_kernel(const CodeObject& code, const KernelInfo& kernel, cdna::Gf
     }
     fill_hazard_view(in, desc, mc);
     // v_permlane*_swap reads both registers it writes (their inputs are tied operands, dropped above).
-    if (in.name.starts_with("V_PERMLANE") && in.name.find("_SWAP") != std::string::npos)
+    // So do v_swap_b32, and the instructions that keep part of vdst (SDWA, the fp8 packs, d16 loads).
+    const bool reads_dst = (in.name.starts_with("V_PERMLANE") && in.name.find("_SWAP") != std::string::npos) ||
+                           (in.sdwa && in.ndst && in.dst[0].kind == OpKind::vgpr) || in.name == "V_SWAP_B32" ||
+                           in.name == "V_CVT_PK_FP8_F32" || in.name == "V_CVT_PK_BF8_F32" ||
+                           in.name.find("_LOAD_SHORT_D16") != std::string::npos;
+    if (reads_dst)
       for (int i = 0; i < in.ndst; ++i)
         if (auto r = range_of(in.dst[i]); r.count) in.reads.push_back(r);
     if (in.cat == Cat::vmem_store || in.cat == Cat::flat_store) {

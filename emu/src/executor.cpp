@@ -19,6 +19,7 @@ void init_wave(Wave& w, const KernelImage& k, const LaunchSetup& setup, Workgrou
   w.pc = 0;
   w.done = w.at_barrier = false;
   w.gpr_idx = false;
+  w.vskip = false;
   w.index = index;
   w.wg = &wg;
   w.prog = &k.prog;
@@ -72,6 +73,14 @@ void init_wave(Wave& w, const KernelImage& k, const LaunchSetup& setup, Workgrou
   }
 }
 
+bool skipped_by_vskip(Cat c) {
+  switch (c) {
+  case Cat::valu: case Cat::trans: case Cat::mfma: case Cat::vmem_load: case Cat::vmem_store:
+  case Cat::flat_load: case Cat::flat_store: case Cat::ds: return true;
+  default: return false;
+  }
+}
+
 // Runs a wave until it ends or reaches a barrier.
 void run_wave(Wave& w) {
   const auto& insts = w.prog->insts;
@@ -84,8 +93,15 @@ void run_wave(Wave& w) {
     const Inst& in = insts[w.pc];
     w.cur = &in;
     if (!in.fn) {
-      if (in.sdwa) unsupported(w, "SDWA is not supported by the emulator");
+      if (in.sdwa) unsupported(w, "this SDWA form is not supported by the emulator");
       unsupported(w, "instruction not supported by the emulator");
+    }
+    // VSKIP (s_setvskip): vector instructions (VOP*, MUBUF, DS, FLAT) are not issued; the wave goes on.
+    if (w.vskip && skipped_by_vskip(in.cat)) {
+      ++w.pc;
+      ++w.instructions;
+      w.cycle += 1;
+      continue;
     }
     // With VGPR indexing on, VALU instructions run (and are checked) with their indexed operands; the
     // wait-state history keeps the instruction as decoded.

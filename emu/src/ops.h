@@ -23,7 +23,7 @@ void register_memory_ops();
 void register_mfma_ops();
 
 // MFMA shapes the emulator computes (shared/notes/cdna.md section 4).
-enum class MType : uint8_t { f16, bf16, fp8, bf8, f32 };
+enum class MType : uint8_t { f16, bf16, fp8, bf8, f32, i8 };
 struct MfmaShape {
   const char* name;  // base name
   uint8_t m, n, k;

@@ -135,6 +135,24 @@ void vmem_load(Wave& w, const Inst& in) {
   push_pending(w, {d.unified(), uint16_t(dwords)}, flat ? 3 : 1, flat, memory_latency(Cat::vmem_load));
 }
 
+// *_load_short_d16 / _d16_hi (CDNA3 ISA MUBUF/FLAT): the 16 bits land in the low (d16) or high (d16_hi) half
+// of vdst and the other half is kept (the tied vdst_in operand). LLVM assumes the unused half is not kept when
+// SRAMECC is on (GCNSubtarget::d16PreservesUnusedBits); the ISA text keeps it, and so does the emulator.
+template <bool HI>
+void vmem_load_d16(Wave& w, const Inst& in) {
+  Addresser a = make_addresser(w, in, false);
+  const Opnd& d = in.dst[0];
+  if (d.kind != OpKind::vgpr) unsupported(w, "load destination not modelled");
+  for_lanes(w.exec(), [&](int l) {
+    uint32_t data[4] = {0, 0, 0, 0};
+    load_lane<2>(w, a, l, data);
+    uint32_t& r = w.v[d.reg][l];
+    r = HI ? (r & 0xffffu) | (data[0] & 0xffffu) << 16 : (r & 0xffff0000u) | (data[0] & 0xffffu);
+  });
+  bool flat = in.name.starts_with("FLAT_");
+  push_pending(w, {d.unified(), 1}, flat ? 3 : 1, flat, memory_latency(Cat::vmem_load));
+}
+
 template <uint32_t BYTES, bool HI16>
 void vmem_store(Wave& w, const Inst& in) {
   Addresser a = make_addresser(w, in, true);
@@ -186,6 +204,40 @@ void vmem_atomic(Wave& w, const Inst& in, F f) {
     }
   });
   push_pending(w, {}, 1, false, memory_latency(Cat::vmem_store));
+}
+
+// global_atomic_cmpswap_x2 with return (CDNA3 ISA FLAT): [vdst(2) | vaddr, vdata(4), (saddr)]; DATA[0:1] is
+// the new value, DATA[2:3] the compare value: old = MEM; MEM = old == cmp ? src : old; vdst = old.
+void global_cmpswap_x2_rtn(Wave& w, const Inst& in) {
+  Addresser a = make_addresser(w, in, true);
+  const Opnd& data = in.src[1];
+  const Opnd& d = in.dst[0];
+  if (data.kind != OpKind::vgpr || d.kind != OpKind::vgpr) unsupported(w, "atomic operands not modelled");
+  const uint64_t exec = w.exec();
+  uint64_t olds[64] = {};
+  for_lanes(exec, [&](int l) {
+    bool ok;
+    uint64_t addr = a.at(l, 0, ok);
+    uint8_t* p = global_ptr(w, addr, 8, true);
+    if (addr % 8) {
+      w.ctx->report(w, HazardKind::unaligned, "64-bit atomic at " + hex_addr(addr) + " is not 8-byte aligned");
+      return;
+    }
+    if (!p) return;
+    std::atomic_ref<uint64_t> word(*reinterpret_cast<uint64_t*>(p));
+    const uint64_t src = uint64_t(w.v[data.reg][l]) | uint64_t(w.v[data.reg + 1][l]) << 32;
+    const uint64_t cmp = uint64_t(w.v[data.reg + 2][l]) | uint64_t(w.v[data.reg + 3][l]) << 32;
+    uint64_t old = word.load(std::memory_order_relaxed);
+    while (!word.compare_exchange_weak(old, old == cmp ? src : old, std::memory_order_relaxed)) {
+    }
+    olds[l] = old;
+  });
+  // Written after every lane read its data: vdst may overlap vdata.
+  for_lanes(exec, [&](int l) {
+    w.v[d.reg][l] = uint32_t(olds[l]);
+    w.v[d.reg + 1][l] = uint32_t(olds[l] >> 32);
+  });
+  push_pending(w, {d.unified(), 2}, 1, false, memory_latency(Cat::vmem_load));
 }
 
 uint32_t add_u32(uint32_t a, uint32_t b) { return a + b; }
@@ -367,6 +419,8 @@ void register_memory_ops() {
     add_op(g + "LOAD_DWORDX2", vmem_load<8, Ext::none>, ld);
     add_op(g + "LOAD_DWORDX3", vmem_load<12, Ext::none>, ld);
     add_op(g + "LOAD_DWORDX4", vmem_load<16, Ext::none>, ld);
+    add_op(g + "LOAD_SHORT_D16", vmem_load_d16<false>, ld);
+    add_op(g + "LOAD_SHORT_D16_HI", vmem_load_d16<true>, ld);
     add_op(g + "STORE_BYTE", vmem_store<1, false>, st);
     add_op(g + "STORE_SHORT", vmem_store<2, false>, st);
     add_op(g + "STORE_SHORT_D16_HI", vmem_store<2, true>, st);
@@ -385,6 +439,8 @@ void register_memory_ops() {
            Cat::vmem_store);
     add_op(g + "ATOMIC_ADD", [](Wave& w, const Inst& in) { vmem_atomic(w, in, add_u32); }, Cat::vmem_store);
   }
+  add_op("GLOBAL_ATOMIC_CMPSWAP_X2_RTN", global_cmpswap_x2_rtn, Cat::vmem_load);
+  add_op("GLOBAL_ATOMIC_CMPSWAP_X2_SADDR_RTN", global_cmpswap_x2_rtn, Cat::vmem_load);
   add_op("BUFFER_LOAD_DWORD_LDS", lds_dma<4>, Cat::vmem_load);
   add_op("BUFFER_LOAD_DWORDX4_LDS", lds_dma<16>, Cat::vmem_load);
   add_op("GLOBAL_LOAD_LDS_DWORD", lds_dma<4>, Cat::vmem_load);
@@ -416,6 +472,13 @@ void register_memory_ops() {
   add_op("DS_ADD_F32", [](Wave& w, const Inst& in) { ds_atomic(w, in, [](uint32_t a, uint32_t b) { return as_u(as_f(a) + as_f(b)); }); }, Cat::ds);
   add_op("DS_MAX_U32", [](Wave& w, const Inst& in) { ds_atomic(w, in, [](uint32_t a, uint32_t b) { return a > b ? a : b; }); }, Cat::ds);
   add_op("DS_MIN_U32", [](Wave& w, const Inst& in) { ds_atomic(w, in, [](uint32_t a, uint32_t b) { return a < b ? a : b; }); }, Cat::ds);
+  // Bitwise LDS atomics (CDNA3 ISA DS): MEM = old OP DATA, the _RTN forms return old.
+  for (const char* n : {"DS_OR_B32", "DS_OR_RTN_B32"})
+    add_op(n, [](Wave& w, const Inst& in) { ds_atomic(w, in, [](uint32_t a, uint32_t b) { return a | b; }); }, Cat::ds);
+  for (const char* n : {"DS_AND_B32", "DS_AND_RTN_B32"})
+    add_op(n, [](Wave& w, const Inst& in) { ds_atomic(w, in, [](uint32_t a, uint32_t b) { return a & b; }); }, Cat::ds);
+  for (const char* n : {"DS_XOR_B32", "DS_XOR_RTN_B32"})
+    add_op(n, [](Wave& w, const Inst& in) { ds_atomic(w, in, [](uint32_t a, uint32_t b) { return a ^ b; }); }, Cat::ds);
   add_op("DS_SWIZZLE_B32", ds_swizzle, Cat::ds);
   add_op("DS_BPERMUTE_B32", ds_permute<true>, Cat::ds);
   add_op("DS_PERMUTE_B32", ds_permute<false>, Cat::ds);

@@ -1,5 +1,8 @@
 // Scalar ALU, control flow, s_waitcnt, s_barrier, scalar memory.
+#include <atomic>
 #include <bit>
+#include <cstring>
+#include <string>
 
 #include "checks.h"
 #include "executor.h"
@@ -74,6 +77,57 @@ void smem_load(Wave& w, const Inst& in) {
     w.s[d.reg + i] = value;
   }
   push_pending(w, {d.reg, d.width}, 2, true, memory_latency(Cat::smem));
+}
+
+// Scalar memory writes: s_store_dword{,x2,x4} and s_atomic_inc/dec (CDNA3 ISA, SMEM). Operands:
+//   store / atomic without return [sdata, sbase(2), (soffset)] imm: offset, cpol
+//   atomic with return (_RTN)     [sdst | sbase(2), (soffset)], sdata tied to sdst (read from sdst)
+// The scalar cache is write-back (the kernel flushes it with s_dcache_wb); the emulator writes memory at issue,
+// which is what a flush after the store sees. The operation is counted by lgkmcnt like a scalar load, out of
+// order; a returned value lands in sdst at issue and is pending until the wait.
+uint64_t smem_address(Wave& w, const Inst& in, int base_src) {
+  uint64_t addr = w.s64(in.src[base_src].reg);
+  for (int i = base_src + 1; i < in.nsrc; ++i) addr += sread(w, in.src[i]);
+  if (in.nimm >= 1) addr += uint64_t(int64_t(in.imm[0]));
+  if (addr & 3)
+    w.ctx->report(w, HazardKind::unaligned, "scalar store address " + hex_addr(addr) + " is not 4-byte aligned");
+  return addr & ~3ull;
+}
+
+uint8_t* smem_ptr(Wave& w, uint64_t addr, uint32_t bytes) {
+  uint8_t* p = w.ctx->memory->find(addr, bytes);
+  if (!p)
+    w.ctx->report(w, HazardKind::out_of_bounds, "scalar write of " + std::to_string(bytes) + " bytes at " +
+                                                    hex_addr(addr) + " outside every allocation");
+  return p;
+}
+
+void smem_store(Wave& w, const Inst& in) {
+  const Opnd& data = in.src[0];
+  if (data.kind != OpKind::sgpr) unsupported(w, "scalar store data not modelled");
+  const uint64_t addr = smem_address(w, in, 1);
+  if (uint8_t* p = smem_ptr(w, addr, 4u * data.width)) std::memcpy(p, &w.s[data.reg], 4u * data.width);
+  push_pending(w, {}, 2, true, memory_latency(Cat::smem));
+}
+
+// S_ATOMIC_INC: MEM = (old >= DATA) ? 0 : old + 1; S_ATOMIC_DEC: MEM = (old == 0 || old > DATA) ? DATA : old - 1;
+// RETURN = old (CDNA3 ISA, the same rule as the buffer/global atomic inc/dec).
+template <bool INC>
+void smem_atomic_incdec(Wave& w, const Inst& in) {
+  const bool rtn = in.ndst > 0;
+  const Opnd& data = rtn ? in.dst[0] : in.src[0];
+  if (data.kind != OpKind::sgpr) unsupported(w, "scalar atomic data not modelled");
+  const uint64_t addr = smem_address(w, in, rtn ? 0 : 1);
+  const uint32_t v = w.s[data.reg];
+  if (uint8_t* p = smem_ptr(w, addr, 4)) {
+    std::atomic_ref<uint32_t> word(*reinterpret_cast<uint32_t*>(p));
+    uint32_t old = word.load(std::memory_order_relaxed), nv;
+    do {
+      nv = INC ? (old >= v ? 0 : old + 1) : ((old == 0 || old > v) ? v : old - 1);
+    } while (!word.compare_exchange_weak(old, nv, std::memory_order_relaxed));
+    if (rtn) w.s[data.reg] = old;
+  }
+  push_pending(w, rtn ? RegRange{data.reg, 1} : RegRange{}, 2, true, memory_latency(Cat::smem));
 }
 
 } // namespace
@@ -228,6 +282,14 @@ void register_scalar_ops() {
                         "S_BUFFER_LOAD_DWORD", "S_BUFFER_LOAD_DWORDX2", "S_BUFFER_LOAD_DWORDX4",
                         "S_BUFFER_LOAD_DWORDX8", "S_BUFFER_LOAD_DWORDX16"})
     add_op(n, smem_load, Cat::smem);
+  for (const char* n : {"S_STORE_DWORD", "S_STORE_DWORDX2", "S_STORE_DWORDX4"}) add_op(n, smem_store, Cat::smem);
+  for (const char* n : {"S_ATOMIC_INC", "S_ATOMIC_INC_IMM_RTN", "S_ATOMIC_INC_SGPR_RTN"})
+    add_op(n, smem_atomic_incdec<true>, Cat::smem);
+  for (const char* n : {"S_ATOMIC_DEC", "S_ATOMIC_DEC_IMM_RTN", "S_ATOMIC_DEC_SGPR_RTN"})
+    add_op(n, smem_atomic_incdec<false>, Cat::smem);
+  // s_setvskip S0, S1 (GCN3/Vega ISA text, kept in CDNA3: "VSKIP = S0.u[S1.u[4:0]]"): while VSKIP is set, no
+  // VOP*, MUBUF, DS or FLAT instruction is issued (executor.cpp); AITER's MoE kernels bracket atomics with it.
+  OP("S_SETVSKIP", salu, { w.vskip = (sread(w, in.src[0]) >> (sread(w, in.src[1]) & 31)) & 1; });
 #undef OP
 }
 

@@ -213,7 +213,7 @@ void cndmask(Wave& w, const Inst& in) {
 }
 
 // Compares: the 16 float predicates; integer ones use F LT EQ LE GT NE GE T (indices 0-6 and 15).
-enum CmpTy { F32, F16, F64, I32, U32, I64, U64 };
+enum CmpTy { F32, F16, F64, I32, U32, I64, U64, I16, U16 }; // 16-bit: the low halves (CDNA3 ISA VOPC)
 template <int TY, int OP, bool X>
 void cmp(Wave& w, const Inst& in) {
   uint64_t m = w.exec();
@@ -248,6 +248,8 @@ void cmp(Wave& w, const Inst& in) {
     } else {
       int64_t x, y;
       if constexpr (TY == I32) x = int32_t(a[l]), y = int32_t(b[l]);
+      else if constexpr (TY == I16) x = int16_t(a[l]), y = int16_t(b[l]);
+      else if constexpr (TY == U16) x = uint16_t(a[l]), y = uint16_t(b[l]);
       else if constexpr (TY == U32) x = a[l], y = b[l];
       else if constexpr (TY == I64) x = int64_t(a.u64(l)), y = int64_t(b.u64(l));
       else x = 0, y = 0;
@@ -300,6 +302,46 @@ void reg_cmps(const char* ty, std::integer_sequence<int, OPS...>) {
   (one(OPS, cmp<TY, OPS, false>, cmp<TY, OPS, true>), ...);
 }
 
+// VOPC SDWA on 32-bit integers (v_cmp_eq_u32_sdwa, v_cmp_le_i32_sdwa in AITER): both sources cut by their
+// src_sel (sext modifier: sign-extended) before the compare; imm = [clamp, src0_sel, src1_sel], dst[0] the
+// SGPR pair or VCC. sdwa_src is defined below with the other SDWA helpers.
+uint32_t sdwa_src(uint32_t x, int64_t sel, bool sext);
+template <bool SIGNED, int OP, bool X>
+void cmp_sdwa(Wave& w, const Inst& in) {
+  if (in.nimm < 3 || in.ndst < 1 || in.imm[0]) unsupported(w, "SDWA compare operands not modelled");
+  Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+  uint64_t r = 0;
+  for_lanes(w.exec(), [&](int l) {
+    const uint32_t ux = sdwa_src(a[l], in.imm[1], in.src[0].mods & 16);
+    const uint32_t uy = sdwa_src(b[l], in.imm[2], in.src[1].mods & 16);
+    const int64_t x = SIGNED ? int64_t(int32_t(ux)) : int64_t(ux), y = SIGNED ? int64_t(int32_t(uy)) : int64_t(uy);
+    bool res;
+    switch (OP) {
+    case 0: res = false; break;
+    case 1: res = x < y; break;
+    case 2: res = x == y; break;
+    case 3: res = x <= y; break;
+    case 4: res = x > y; break;
+    case 5: res = x != y; break;
+    case 6: res = x >= y; break;
+    default: res = true; break;
+    }
+    if (res) r |= 1ull << l;
+  });
+  swrite64(w, in.dst[0], r);
+  if (X) w.set_exec(r);
+}
+template <bool SIGNED, int... OPS>
+void reg_cmps_sdwa(const char* ty, std::integer_sequence<int, OPS...>) {
+  auto one = [&](int op, Handler h, Handler hx) {
+    const char* n = kIntCmp[op];
+    if (!n) return;
+    add_op(std::string("V_CMP_") + n + "_" + ty + "_SDWA", h, Cat::valu);
+    add_op(std::string("V_CMPX_") + n + "_" + ty + "_SDWA", hx, Cat::valu);
+  };
+  (one(OPS, cmp_sdwa<SIGNED, OPS, false>, cmp_sdwa<SIGNED, OPS, true>), ...);
+}
+
 uint32_t bfe_u(uint32_t a, uint32_t off, uint32_t wd) {
   off &= 31, wd &= 31;
   if (wd == 0) return 0;
@@ -335,6 +377,123 @@ uint32_t cvt_i32(float f) {
   if (f <= -2147483648.0f) return 0x80000000u;
   if (f >= 2147483647.0f) return 0x7fffffffu;
   return uint32_t(int32_t(f));
+}
+
+// v_cvt_pk_fp8_f32 / v_cvt_pk_bf8_f32 vdst, src0, src1 [op_sel:[0,0,1]] (CDNA3 ISA, VOP3; LLVM
+// VOP3_CVT_PK_F8_F32_Profile: the vdst_in tied operand keeps the other word): the word of vdst that op_sel[3]
+// (decoded as src0 modifier bit 3, LLVM's DST_OP_SEL) names becomes {fp8(src1), fp8(src0)}, low byte src0;
+// the other word is kept. gfx942: FNUZ formats; gfx950: OCP E4M3FN/E5M2 (CDNA4 ISA; shared/notes/cdna.md
+// section 4). Rounding and overflow: f32_to_fp8 (number_formats.cpp).
+template <bool BF8>
+void cvt_pk_f8_f32(Wave& w, const Inst& in) {
+  uint64_t m = valu_lanes(w, in);
+  Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+  const uint8_t ma = in.src[0].mods, mb = in.src[1].mods;
+  const bool fnuz = w.ctx->gfx == cdna::Gfx::gfx942;
+  const int shift = (ma & 8) ? 16 : 0;
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) {
+    uint32_t word = uint32_t(f32_to_fp8(fmod32(a[l], ma & 3), BF8, fnuz)) |
+                    uint32_t(f32_to_fp8(fmod32(b[l], mb & 3), BF8, fnuz)) << 8;
+    d[l] = (d[l] & ~(0xffffu << shift)) | word << shift;
+  });
+}
+
+// v_cvt_pk_f32_fp8 / _bf8 vdst(2), src0 (CDNA3 ISA, VOP1): vdst[0] = f32(byte 0), vdst[1] = f32(byte 1) of
+// one word of src0, exact. The word: VOP3 op_sel[0] (src0 modifier bit 2); SDWA src0_sel WORD_0/WORD_1 (AITER
+// uses `v_cvt_pk_f32_fp8_sdwa v[a:b], vN src0_sel:WORD_1`; LLVM's SIPeepholeSDWA: these SDWA forms take no
+// input modifiers). The SDWA operands decode as imm = [clamp, omod, src0_sel] (no dst_sel: 64-bit vdst).
+template <bool BF8, bool SDWA>
+void cvt_pk_f32_f8(Wave& w, const Inst& in) {
+  uint64_t m = valu_lanes(w, in);
+  Src a = vsrc(w, in, 0);
+  bool hi = (in.src[0].mods & 4) != 0;
+  if constexpr (SDWA) {
+    if (in.nimm < 3) unsupported(w, "SDWA operands not modelled");
+    const int64_t sel = in.imm[2]; // SdwaSel: BYTE_0..3 = 0..3, WORD_0 4, WORD_1 5, DWORD 6
+    if (sel < 4) unsupported(w, "SDWA byte select on a packed fp8 conversion is not modelled");
+    hi = sel == 5;
+  }
+  const bool fnuz = w.ctx->gfx == cdna::Gfx::gfx942;
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) {
+    const uint32_t word = hi ? a[l] >> 16 : a[l];
+    d[l] = as_u(fp8_to_f32(uint8_t(word), BF8, fnuz));
+    d[l + 64] = as_u(fp8_to_f32(uint8_t(word >> 8), BF8, fnuz));
+  });
+}
+
+// v_cmp_class_f32 / v_cmpx_class_f32 (CDNA3 ISA VOPC): lane bit = S1[class of S0], classes 0 signaling NaN,
+// 1 quiet NaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf. S0 takes the VOP3
+// neg/abs modifiers.
+template <bool X>
+void cmp_class_f32(Wave& w, const Inst& in) {
+  uint64_t m = w.exec();
+  Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+  uint64_t r = 0;
+  for_lanes(m, [&](int l) {
+    uint32_t x = a[l];
+    if (in.src[0].mods & 2) x &= 0x7fffffffu;
+    if (in.src[0].mods & 1) x ^= 0x80000000u;
+    const bool neg = x >> 31;
+    const uint32_t e = (x >> 23) & 0xff, man = x & 0x7fffff;
+    int cls;
+    if (e == 0xff && man) cls = (man & 0x400000) ? 1 : 0;
+    else if (e == 0xff) cls = neg ? 2 : 9;
+    else if (e == 0 && man == 0) cls = neg ? 5 : 6;
+    else if (e == 0) cls = neg ? 4 : 7;
+    else cls = neg ? 3 : 8;
+    if ((b[l] >> cls) & 1) r |= 1ull << l;
+  });
+  if (in.ndst > 0) swrite64(w, in.dst[0], r);
+  else w.set_s64(kVcc, r);
+  if (X) w.set_exec(r);
+}
+
+// v_cvt_pk_u8_f32 vdst, src0, src1, src2 (CDNA3 ISA): vdst = src2 with byte src1[1:0] replaced by
+// u8(src0). The conversion rounds by MODE's f32 rounding (Mesa ACO lists v_cvt_pk_u8_f32 as reading
+// mode_round32; the emulator runs the default, round to nearest even) and is clamped to [0, 255], NaN -> 0
+// (the clamp is the emulator's reading of "convert to an 8-bit unsigned integer").
+uint32_t cvt_pk_u8(uint32_t a, uint32_t sel, uint32_t c) {
+  const float f = as_f(a);
+  const uint32_t u = std::isnan(f) ? 0u : uint32_t(std::nearbyint(std::min(255.0f, std::max(0.0f, f))));
+  const uint32_t shift = 8 * (sel & 3);
+  return (c & ~(0xffu << shift)) | (u << shift);
+}
+
+// SDWA (GCN3/Vega ISA "SDWA"; the gfx9 encoding CDNA keeps): each source is first cut to src_sel (BYTE_0..3 = 0..3,
+// WORD_0 4, WORD_1 5, DWORD 6) and zero- or (SEXT modifier, bit 4) sign-extended; the result's low bits go to
+// the dst_sel field of vdst and the rest of vdst is zeroed (UNUSED_PAD 0), filled with the field's sign above it
+// and zeros below (UNUSED_SEXT 1) or kept (UNUSED_PRESERVE 2). The decoded immediates: VOP1 [clamp, omod,
+// dst_sel, dst_unused, src0_sel], VOP2 integer [clamp, dst_sel, dst_unused, src0_sel, src1_sel].
+uint32_t sdwa_src(uint32_t x, int64_t sel, bool sext) {
+  if (sel >= 6) return x;
+  const int bits = sel < 4 ? 8 : 16, shift = sel < 4 ? 8 * int(sel) : 16 * int(sel - 4);
+  const uint32_t v = (x >> shift) & ((1u << bits) - 1);
+  return sext ? uint32_t(int32_t(v << (32 - bits)) >> (32 - bits)) : v;
+}
+uint32_t sdwa_dst(uint32_t old, uint32_t r, int64_t sel, int64_t unused) {
+  if (sel >= 6) return r;
+  const int bits = sel < 4 ? 8 : 16, shift = sel < 4 ? 8 * int(sel) : 16 * int(sel - 4);
+  const uint32_t field = ((1u << bits) - 1) << shift, v = (r << shift) & field;
+  if (unused == 2) return (old & ~field) | v;
+  if (unused == 1 && ((r >> (bits - 1)) & 1)) return v | uint32_t(~((uint64_t(1) << (shift + bits)) - 1));
+  return v;
+}
+template <class F> // f(a, b, src0 modifiers) on the selected sources
+void sdwa_op(Wave& w, const Inst& in, F f) {
+  const bool vop2 = in.nsrc >= 2;
+  if (in.nimm < 5 || in.dpp) unsupported(w, "SDWA operands not modelled");
+  const int64_t dst_sel = in.imm[vop2 ? 1 : 2], unused = in.imm[vop2 ? 2 : 3];
+  const int64_t sel0 = in.imm[vop2 ? 3 : 4], sel1 = vop2 ? in.imm[4] : 6;
+  if (in.imm[0] || (!vop2 && in.imm[1])) unsupported(w, "SDWA clamp/omod not modelled");
+  Src a = vsrc(w, in, 0), b = vop2 ? vsrc(w, in, 1) : vsrc(w, in, 0);
+  const uint8_t m0 = in.src[0].mods, m1 = vop2 ? in.src[1].mods : 0;
+  uint32_t* d = vdst(w, in);
+  for_lanes(w.exec(), [&](int l) {
+    const uint32_t x = sdwa_src(a[l], sel0, m0 & 16), y = vop2 ? sdwa_src(b[l], sel1, m1 & 16) : 0;
+    d[l] = sdwa_dst(d[l], f(x, y, m0), dst_sel, unused);
+  });
 }
 
 } // namespace
@@ -610,6 +769,45 @@ void register_vector_ops() {
       d[l] = as_u(std::fma(x[0], x[1], x[2]));
     });
   });
+  add_op("V_CVT_PK_FP8_F32", cvt_pk_f8_f32<false>, Cat::valu);
+  add_op("V_CVT_PK_BF8_F32", cvt_pk_f8_f32<true>, Cat::valu);
+  add_op("V_CVT_PK_F32_FP8", cvt_pk_f32_f8<false, false>, Cat::valu);
+  add_op("V_CVT_PK_F32_BF8", cvt_pk_f32_f8<true, false>, Cat::valu);
+  add_op("V_CVT_PK_F32_FP8_SDWA", cvt_pk_f32_f8<false, true>, Cat::valu); // SDWA form (decoder: name + _SDWA)
+  add_op("V_CVT_PK_F32_BF8_SDWA", cvt_pk_f32_f8<true, true>, Cat::valu);
+  add_op("V_CMP_CLASS_F32", cmp_class_f32<false>, Cat::valu);
+  add_op("V_CMPX_CLASS_F32", cmp_class_f32<true>, Cat::valu);
+  OP("V_CVT_PK_U8_F32", { vu3(w, in, [](uint32_t a, uint32_t b, uint32_t c) { return cvt_pk_u8(a, b, c); }); });
+  // gfx950 v_cvt_pk_f16_f32 vdst, src0, src1 (CDNA4 ISA): {f16(src1), f16(src0)}, low half src0, each rounded
+  // to nearest even (MODE's default), VOP3 neg/abs on the sources.
+  OP("V_CVT_PK_F16_F32", {
+    uint64_t m = valu_lanes(w, in);
+    Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
+    uint32_t* d = vdst(w, in);
+    for_lanes(m, [&](int l) {
+      d[l] = uint32_t(f32_to_f16(fmod32(a[l], in.src[0].mods & 3))) |
+             uint32_t(f32_to_f16(fmod32(b[l], in.src[1].mods & 3))) << 16;
+    });
+  });
+  // v_swap_b32 vdst, vsrc (CDNA3 ISA VOP1; the decoder gives both as dst[0], dst[1]): the two VGPRs exchange
+  // their values in the lanes on in EXEC.
+  OP("V_SWAP_B32", {
+    if (in.ndst < 2 || in.dst[0].kind != OpKind::vgpr || in.dst[1].kind != OpKind::vgpr)
+      unsupported(w, "v_swap_b32 operands not modelled");
+    uint32_t *x = w.v[in.dst[0].reg].data(), *y = w.v[in.dst[1].reg].data();
+    for_lanes(w.exec(), [&](int l) { std::swap(x[l], y[l]); });
+  });
+  OP("V_NOP", {}); // CDNA3 ISA: "do nothing"; a VALU instruction for the wait-state count
+  // SDWA forms AITER uses (selects: sdwa_src / sdwa_dst above).
+  add_op("V_CVT_F32_F16_SDWA", [](Wave& w, const Inst& in) {
+    sdwa_op(w, in, [](uint32_t a, uint32_t, uint8_t m) { return as_u(h(a, m & 3)); });
+  }, Cat::valu);
+  add_op("V_CVT_F16_F32_SDWA", [](Wave& w, const Inst& in) {
+    sdwa_op(w, in, [](uint32_t a, uint32_t, uint8_t m) { return uint32_t(f32_to_f16(fmod32(a, m & 3))); });
+  }, Cat::valu);
+  add_op("V_LSHLREV_B32_SDWA", [](Wave& w, const Inst& in) {
+    sdwa_op(w, in, [](uint32_t a, uint32_t b, uint8_t) { return b << (a & 31); });
+  }, Cat::valu);
 #undef OP
   reg_cmps<F32>("F32", std::make_integer_sequence<int, 16>{});
   reg_cmps<F16>("F16", std::make_integer_sequence<int, 16>{});
@@ -618,6 +816,10 @@ void register_vector_ops() {
   reg_cmps<U32>("U32", std::make_integer_sequence<int, 16>{});
   reg_cmps<I64>("I64", std::make_integer_sequence<int, 16>{});
   reg_cmps<U64>("U64", std::make_integer_sequence<int, 16>{});
+  reg_cmps<I16>("I16", std::make_integer_sequence<int, 16>{});
+  reg_cmps<U16>("U16", std::make_integer_sequence<int, 16>{});
+  reg_cmps_sdwa<true>("I32", std::make_integer_sequence<int, 16>{});
+  reg_cmps_sdwa<false>("U32", std::make_integer_sequence<int, 16>{});
 }
 
 } // namespace isatune::emu

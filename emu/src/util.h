@@ -92,5 +92,6 @@ inline float bf16_to_f32(uint16_t b) { return as_f(uint32_t(b) << 16); }
 uint16_t f32_to_bf16(float f);       // round to nearest even, NaN kept quiet
 // 8-bit floats: gfx942 FNUZ formats, gfx950 OCP formats (shared/notes/cdna.md section 4).
 float fp8_to_f32(uint8_t x, bool bf8, bool fnuz);
+uint8_t f32_to_fp8(float f, bool bf8, bool fnuz); // round to nearest even, overflow to inf/NaN (no saturation)
 
 } // namespace isatune::emu

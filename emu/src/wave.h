@@ -48,6 +48,9 @@ struct Wave {
   bool gpr_idx = false;
   Inst indexed;                   // the current instruction with its indexed operands (gpr_index.cpp)
 
+  // s_setvskip: while set, vector instructions are not issued (executor.cpp).
+  bool vskip = false;
+
   uint32_t pc = 0;                // instruction index
   bool done = false, at_barrier = false;
   uint32_t index = 0;             // wave inside the workgroup
