@@ -1,10 +1,12 @@
 // The CUDA backend against a stand-in driver (fake/fake_libcuda.cpp, loaded through ISATUNE_CUDA_LIBRARY before
 // anything opens the driver): properties, memory, module loading, plain and cluster launches with the packed
-// argument buffer, dynamic shared memory above 48 KiB, tensor maps, and the errors of each. Nothing executes:
+// argument buffer, module and library loading, dynamic shared memory above 48 KiB, tensor maps, and the errors of
+// each. Nothing executes:
 // what is checked is what the backend asks of the driver (nothing here has run against a real driver yet).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -62,6 +64,18 @@ isatune::CodeObject ptx_object(uint32_t shared_bytes = 0) {
   return c;
 }
 
+// The driver calls made since call number `from`.
+std::vector<std::string> calls_since(size_t from) {
+  std::vector<std::string> out;
+  size_t n = fake<size_t (*)()>("fake_cuda_call_count")();
+  for (size_t i = from; i < n; ++i) out.push_back(fake<const char* (*)(size_t)>("fake_cuda_call")(i));
+  return out;
+}
+size_t call_count() { return fake<size_t (*)()>("fake_cuda_call_count")(); }
+bool has(const std::vector<std::string>& calls, const std::string& c) {
+  return std::find(calls.begin(), calls.end(), c) != calls.end();
+}
+
 std::shared_ptr<loader::Device> open() {
   (void)kUseFakeDriver;
   return loader::open_device("cuda:0");
@@ -76,7 +90,14 @@ TEST(CudaBackend, PropertiesFromTheDriver) {
       EXPECT_EQ(d.name, "NVIDIA H200 (fake)");
       EXPECT_EQ(d.isa, "sm_90a"); // 9.0: the arch-specific features are there
       EXPECT_EQ(d.compute_units, 132u);
-      EXPECT_EQ(d.shared_bytes_per_workgroup, 227u * 1024);
+      EXPECT_EQ(d.shared_bytes_per_workgroup, 227u * 1024); // the opt-in limit
+      EXPECT_EQ(d.default_shared_bytes_per_workgroup, 48u * 1024);
+      EXPECT_EQ(d.clock_khz, 1980000u);
+      EXPECT_EQ(d.memory_clock_khz, 3201000u);
+      EXPECT_EQ(d.memory_bus_bits, 6144u);
+      EXPECT_EQ(d.l2_bytes, 50ull << 20);
+      EXPECT_EQ(d.shared_bytes_per_cu, 228u * 1024);
+      EXPECT_EQ(d.registers_per_cu, 65536u);
       EXPECT_EQ(d.wave_size, 32u);
       EXPECT_EQ(d.driver_version, "cuda driver 13.0");
       EXPECT_FALSE(d.emulated);
@@ -214,13 +235,118 @@ TEST(CudaBackend, CodeForAnotherTargetIsRejected) {
   EXPECT_THROW(dev->load(code), isatune::InputError);
   code.isa = "sm_80"; // PTX for sm_80: the driver compiles it for 9.0
   code.bytes.pop_back(); // without its NUL: the backend adds one for cuModuleLoadData
+  size_t from = call_count();
   EXPECT_NO_THROW(dev->load(code));
-  auto calls = fake<size_t (*)()>("fake_cuda_call_count")();
-  EXPECT_EQ(std::string(fake<const char* (*)(size_t)>("fake_cuda_call")(calls - 1)), "cuModuleLoadData ptx");
+  EXPECT_TRUE(has(calls_since(from), "cuLibraryLoadData ptx"));
   code.format = isatune::CodeFormat::elf; // SASS for sm_80 does not run on 9.0
   EXPECT_THROW(dev->load(code), isatune::InputError);
   auto big = ptx_object(228 * 1024);
   EXPECT_THROW(dev->load(big), isatune::InputError);
+}
+
+} // namespace
+
+namespace {
+
+TEST(CudaBackend, LibrariesLoadWhenTheDriverHasThemElseModules) {
+  auto dev = open();
+  auto code = ptx_object();
+  size_t from = call_count();
+  {
+    auto m = dev->load(code);
+    m->function("k");
+    auto calls = calls_since(from);
+    EXPECT_TRUE(has(calls, "cuLibraryLoadData ptx"));
+    EXPECT_TRUE(has(calls, "cuLibraryGetKernel k"));
+    EXPECT_TRUE(has(calls, "cuKernelGetFunction"));
+    EXPECT_FALSE(has(calls, "cuModuleLoadData ptx"));
+  }
+  EXPECT_TRUE(has(calls_since(from), "cuLibraryUnload")); // the module's end unloads the library
+
+  // A kernel the library lacks: the error names the call and the kernel.
+  auto missing = ptx_object();
+  missing.kernels[0].name = missing.kernels[0].symbol = "missing";
+  auto m = dev->load(missing);
+  try {
+    m->function("missing");
+    FAIL() << "a kernel the library lacks was found";
+  } catch (const isatune::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuLibraryGetKernel missing"), std::string::npos) << e.what();
+  }
+  // A failing load names cuLibraryLoadData.
+  fake<void (*)(int)>("fake_cuda_fail_next")(218); // CUDA_ERROR_INVALID_PTX
+  try {
+    dev->load(code);
+    FAIL() << "a failing cuLibraryLoadData was not reported";
+  } catch (const isatune::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuLibraryLoadData"), std::string::npos) << e.what();
+  }
+
+  // ISATUNE_CUDA_LOADER=module: the older module API (what a driver without cuLibrary* gets).
+  setenv("ISATUNE_CUDA_LOADER", "module", 1);
+  from = call_count();
+  dev->load(code)->function("k");
+  unsetenv("ISATUNE_CUDA_LOADER");
+  auto calls = calls_since(from);
+  EXPECT_TRUE(has(calls, "cuModuleLoadData ptx"));
+  EXPECT_TRUE(has(calls, "cuModuleGetFunction k"));
+  EXPECT_FALSE(has(calls, "cuLibraryLoadData ptx"));
+}
+
+TEST(CudaBackend, DynamicSharedMemoryOptsInOnceAndNamesTheKernelPastTheLimit) {
+  auto dev = open();
+  auto code = ptx_object(4 * 1024); // 4 KiB of static shared memory
+  auto f = dev->load(code)->function("k");
+  std::vector<uint8_t> args(8, 1);
+  loader::LaunchConfig c;
+  c.grid = {1, 1, 1};
+  c.block = {128, 1, 1};
+  const std::string set_attribute = "cuFuncSetAttribute 8 ";
+  auto attribute_calls = [&](size_t from) {
+    size_t n = 0;
+    for (const auto& s : calls_since(from)) n += s.rfind(set_attribute, 0) == 0;
+    return n;
+  };
+  // 44 KiB + 4 static: within the default, no attribute.
+  size_t from = call_count();
+  c.dynamic_shared_bytes = 44 * 1024;
+  dev->launch(*f, c, args);
+  EXPECT_EQ(attribute_calls(from), 0u);
+  // 45 KiB + 4 static is past 48 KiB: the attribute first, once for repeated launches of the same size.
+  c.dynamic_shared_bytes = 45 * 1024;
+  dev->launch(*f, c, args);
+  dev->launch(*f, c, args);
+  EXPECT_EQ(attribute_calls(from), 1u);
+  EXPECT_TRUE(has(calls_since(from), set_attribute + std::to_string(45 * 1024)));
+  // A larger request raises it again.
+  c.dynamic_shared_bytes = 200 * 1024;
+  dev->launch(*f, c, args);
+  EXPECT_EQ(attribute_calls(from), 2u);
+  EXPECT_EQ(last_launch().v[9], 200u * 1024);
+  // 224 KiB + 4 static exceeds the 227 KiB opt-in limit: an InputError naming the kernel and the limit, and
+  // nothing launched.
+  c.dynamic_shared_bytes = 224 * 1024;
+  size_t launches = fake<size_t (*)()>("fake_cuda_launch_count")();
+  try {
+    dev->launch(*f, c, args);
+    FAIL() << "a launch past the opt-in limit went ahead";
+  } catch (const isatune::InputError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("kernel k"), std::string::npos) << what;
+    EXPECT_NE(what.find(std::to_string(227 * 1024)), std::string::npos) << what;
+    EXPECT_NE(what.find("opt-in"), std::string::npos) << what;
+  }
+  EXPECT_EQ(fake<size_t (*)()>("fake_cuda_launch_count")(), launches);
+  // The driver refusing the attribute: the error names the call and the kernel.
+  auto g = dev->load(code)->function("k");
+  c.dynamic_shared_bytes = 100 * 1024;
+  fake<void (*)(int)>("fake_cuda_fail_next")(1);
+  try {
+    dev->launch(*g, c, args);
+    FAIL() << "a failing cuFuncSetAttribute was not reported";
+  } catch (const isatune::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("MAX_DYNAMIC_SHARED_SIZE_BYTES) k"), std::string::npos) << e.what();
+  }
 }
 
 } // namespace
