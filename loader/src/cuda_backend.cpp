@@ -292,8 +292,8 @@ public:
     if (shared > optin_)
       throw InputError("kernel " + f.k.name + ": " + std::to_string(c.dynamic_shared_bytes) +
                        " bytes of dynamic shared memory" +
-                       (f.k.lds_bytes ? " + " + std::to_string(f.k.lds_bytes) + " static" : std::string()) + " exceed " +
-                       props_.name + "'s opt-in limit of " + std::to_string(optin_) + " bytes per block");
+                       (f.k.lds_bytes ? " + " + std::to_string(f.k.lds_bytes) + " static" : std::string()) +
+                       " exceed " + props_.name + "'s opt-in limit of " + std::to_string(optin_) + " bytes per block");
     if (shared > default_shared_ && int(c.dynamic_shared_bytes) > f.dynamic_shared_set) {
       api().check(api().FuncSetAttribute(f.f, kFuncAttrMaxDynamicShared, int(c.dynamic_shared_bytes)),
                   "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) " + f.k.name);

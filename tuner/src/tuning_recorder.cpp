@@ -62,6 +62,10 @@ TuningRecorder::TuningRecorder(db::Database& db, const TuningJob& job, const loa
   d.memory_bytes = device.memory_bytes;
   d.driver_version = device.driver_version;
   d.emulated = device.emulated;
+  d.clock_khz = device.clock_khz;
+  d.memory_clock_khz = device.memory_clock_khz;
+  d.memory_bus_bits = device.memory_bus_bits;
+  d.l2_bytes = device.l2_bytes;
   device_id_ = db_.record_device(d);
   std::string version = "unknown";
   try {
