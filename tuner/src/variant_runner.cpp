@@ -47,6 +47,11 @@ const CodeObject& Compiled::code_for(const loader::DeviceProperties& device) con
   return machine_code && !device.emulated ? *machine_code : code;
 }
 
+uint64_t flush_bytes_for(const TimingOptions& timing, const loader::DeviceProperties& device) {
+  if (!timing.flush_bytes) return 0;
+  return std::max<uint64_t>(timing.flush_bytes, 2 * device.l2_bytes);
+}
+
 std::string ptxas_unavailable_reason() {
   return toolchain::ptx_backend_unavailable_reason(toolchain::PtxBackend::ptxas);
 }
@@ -224,14 +229,15 @@ RunResult run_variant(loader::Device& device, const Compiled& compiled, const Va
       const int warmup = emulated ? 0 : options.timing.warmup;
       for (int i = 0; i < warmup; ++i) launch_all();
       loader::DevicePtr flush = 0;
-      if (!emulated && options.timing.flush_bytes) flush = dev.alloc(options.timing.flush_bytes);
+      const uint64_t flush_bytes = flush_bytes_for(options.timing, device.properties());
+      if (!emulated && flush_bytes) flush = dev.alloc(flush_bytes);
       auto begin = device.create_event(), end = device.create_event();
       std::vector<double> times;
       double spent = 0;
       const int min_reps = emulated ? 1 : options.timing.min_reps;
       const int max_reps = emulated ? 1 : options.timing.max_reps;
       while (int(times.size()) < max_reps && (int(times.size()) < min_reps || spent < options.timing.budget_ms)) {
-        if (flush) device.fill(flush, uint8_t(times.size()), options.timing.flush_bytes);
+        if (flush) device.fill(flush, uint8_t(times.size()), flush_bytes);
         device.record(*begin);
         launch_all();
         device.record(*end);

@@ -62,6 +62,10 @@ struct TimingOptions {
   uint64_t flush_bytes = 512ull << 20;
 };
 
+// The bytes written before each repetition on `device`: flush_bytes, raised to twice the L2 cache where the
+// backend read its size (the CUDA driver does), so that a larger cache never keeps inputs hot. 0 stays 0.
+uint64_t flush_bytes_for(const TimingOptions& timing, const loader::DeviceProperties& device);
+
 struct Timing {
   double median_ms = 0, p20_ms = 0, p80_ms = 0, min_ms = 0;
   int reps = 0;
