@@ -1,0 +1,68 @@
+// What the tuner does with the properties a backend read from the driver: the L2 flush between timed
+// repetitions is at least twice the L2, and the SM clock, memory clock, bus width and L2 are in the device key.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "isatune/gen/generator.h"
+#include "isatune/tune/tuning_recorder.h"
+#include "isatune/tune/variant_runner.h"
+
+namespace {
+
+using isatune::tune::flush_bytes_for;
+
+TEST(Flush, AtLeastTwiceTheL2TheDriverReported) {
+  isatune::tune::TimingOptions t;
+  isatune::loader::DeviceProperties p;
+  p.l2_bytes = 0; // not known: the configured size
+  EXPECT_EQ(flush_bytes_for(t, p), t.flush_bytes);
+  p.l2_bytes = 50ull << 20; // H200: 50 MiB, twice of it is below the 512 MiB default
+  EXPECT_EQ(flush_bytes_for(t, p), t.flush_bytes);
+  t.flush_bytes = 64ull << 20; // a smaller configured flush is raised to twice the L2
+  EXPECT_EQ(flush_bytes_for(t, p), 100ull << 20);
+  p.l2_bytes = 300ull << 20; // a larger cache than the default flush
+  t.flush_bytes = 512ull << 20;
+  EXPECT_EQ(flush_bytes_for(t, p), 600ull << 20);
+  t.flush_bytes = 0; // no flush asked for: none
+  EXPECT_EQ(flush_bytes_for(t, p), 0u);
+}
+
+TEST(DeviceKey, ClocksAndL2AreRecordedAndTellDevicesApart) {
+  std::string dir = (std::filesystem::temp_directory_path() / "isatune-devkey-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  auto db = isatune::db::Database::open(dir + "/t.db");
+  isatune::tune::TuningJob job;
+  for (const auto* g : isatune::gen::all_generators())
+    if (g->name() == "selftest") job.generator = g;
+  ASSERT_NE(job.generator, nullptr);
+  job.isa = "gfx942"; // the generator version needs a target it has; the device key is what is tested
+  isatune::loader::DeviceProperties p;
+  p.backend = "cuda";
+  p.vendor = isatune::Vendor::nvidia;
+  p.name = "NVIDIA H200";
+  p.isa = p.target_id = "sm_90a";
+  p.compute_units = 132;
+  p.memory_bytes = 141ull << 30;
+  p.driver_version = "cuda driver 13.0";
+  p.clock_khz = 1980000;
+  p.memory_clock_khz = 3201000;
+  p.memory_bus_bits = 6144;
+  p.l2_bytes = 50ull << 20;
+  { isatune::tune::TuningRecorder r(db, job, p); }
+  auto rows = db.query("SELECT clock_khz, memory_clock_khz, memory_bus_bits, l2_bytes FROM devices");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(std::get<int64_t>(rows[0][0]), 1980000);
+  EXPECT_EQ(std::get<int64_t>(rows[0][1]), 3201000);
+  EXPECT_EQ(std::get<int64_t>(rows[0][2]), 6144);
+  EXPECT_EQ(std::get<int64_t>(rows[0][3]), int64_t(50) << 20);
+  { isatune::tune::TuningRecorder r(db, job, p); } // the same device: the same row
+  EXPECT_EQ(db.query("SELECT id FROM devices").size(), 1u);
+  p.clock_khz = 1410000; // the same GPU with its clocks locked lower: another device
+  { isatune::tune::TuningRecorder r(db, job, p); }
+  EXPECT_EQ(db.query("SELECT id FROM devices").size(), 2u);
+  std::filesystem::remove_all(dir);
+}
+
+} // namespace
