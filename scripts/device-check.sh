@@ -33,6 +33,9 @@ done
 case "$OUT" in /*) ;; *) OUT="$ROOT/$OUT" ;; esac
 
 BUILD_DIR="${ISATUNE_BUILD_DIR:-build}"
+# The targets checked and the one tuned (other values only to test the script itself, e.g. on gfx942).
+CHECK_TARGETS="${DEVICE_CHECK_TARGETS:-sm_90a sm_80}"
+TUNE_TARGET="${DEVICE_CHECK_TUNE_TARGET:-sm_90a}"
 ISATUNE="$ROOT/$BUILD_DIR/tools/isatune"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/device-check.XXXXXX")"
 STEPS="$WORK/steps.jsonl"
@@ -50,19 +53,22 @@ remaining() {
   echo $((end - $(date +%s)))
 }
 
-# record NAME STATUS REASON SECONDS [KIND ARG...]: one line of steps.jsonl (python does the JSON quoting).
+# A JSON string (control characters dropped; the step wrapper stays in bash so that it costs nothing).
+json_str() {
+  local v
+  v="$(printf '%s' "$1" | tr -d '\000-\037')"
+  v="${v//\\/\\\\}"
+  v="${v//\"/\\\"}"
+  printf '"%s"' "$v"
+}
+# record NAME STATUS REASON SECONDS [KEY=VALUE...]: one line of steps.jsonl.
 record() {
-  python3 - "$STEPS" "$@" <<'EOF'
-import json, sys
-path, name, status, reason, seconds = sys.argv[1:6]
-extra = sys.argv[6:]
-entry = {"name": name, "status": status, "reason": reason, "seconds": float(seconds)}
-for kv in extra:
-    k, _, v = kv.partition("=")
-    entry[k] = v
-with open(path, "a") as f:
-    f.write(json.dumps(entry) + "\n")
-EOF
+  local line
+  line="{\"name\": $(json_str "$1"), \"status\": $(json_str "$2"), \"reason\": $(json_str "$3"), \"seconds\": $4"
+  shift 4
+  local kv
+  for kv in "$@"; do line+=", $(json_str "${kv%%=*}"): $(json_str "${kv#*=}")"; done
+  printf '%s}\n' "$line" >>"$STEPS"
 }
 
 # step NAME LIMIT_S [KEY=VALUE...] -- COMMAND...: runs COMMAND under `timeout`, output in $WORK/NAME.{out,err};
@@ -87,11 +93,12 @@ step() {
   fi
   [ "$limit" -gt "$left" ] && limit="$left"
   local t0 rc reason
-  t0=$(date +%s.%N)
+  t0=$(date +%s%N)
   timeout -k 5 "$limit" "$@" >"$file.out" 2>"$file.err"
   rc=$?
   local secs
-  secs=$(python3 -c "import sys; print(round($(date +%s.%N) - $t0, 2))")
+  local ms=$((($(date +%s%N) - t0) / 1000000))
+  secs=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
   if [ "$rc" = 0 ]; then
     record "$name" ok "" "$secs" "out=$file.out" "${extra[@]}"
     echo "device-check: $name: ok (${secs}s)"
@@ -194,7 +201,7 @@ fi
 SECTION_END=$(($(date +%s) + ${CHECK_SECTION_S:-$([ "$DRY" = 1 ] && echo 240 || echo 130)}))
 GEMM_SIGS=("a=bf16,b=bf16,cd=bf16,layout=TN" "a=f16,b=f16,cd=f32,layout=NN")
 ROW_SIGS=("dtype=bf16" "dtype=f32")
-for target in sm_90a sm_80; do
+for target in $CHECK_TARGETS; do
   for sig in "${GEMM_SIGS[@]}"; do
     for p in "${GEMM_PROBLEMS[@]}"; do
       isatune_step "check/gemm/$target/$sig/$p" "$CHECK_LIMIT" kind=check generator=gemm target="$target" \
@@ -220,14 +227,14 @@ budget_limit() { # the step's wall limit for a tuner budget: twice the device bu
 TUNE_SIG_GEMM="a=bf16,b=bf16,cd=bf16,layout=TN"
 tune_gemm() { # tune_gemm PROBLEM:BUDGET
   local p="${1%%:*}" b="${1##*:}"
-  isatune_step "tune/gemm/$p" "$(budget_limit "$b")" kind=tune generator=gemm target=sm_90a signature="$TUNE_SIG_GEMM" \
-    problem="$p" budget="$b" -- tune gemm --target sm_90a --device "$DEVICE" --sig "$TUNE_SIG_GEMM" --problem "$p" \
+  isatune_step "tune/gemm/$p" "$(budget_limit "$b")" kind=tune generator=gemm target="$TUNE_TARGET" signature="$TUNE_SIG_GEMM" \
+    problem="$p" budget="$b" -- tune gemm --target "$TUNE_TARGET" --device "$DEVICE" --sig "$TUNE_SIG_GEMM" --problem "$p" \
     --budget "$b" --db "$DB" --json
 }
 tune_rows() { # tune_rows GENERATOR PROBLEM:BUDGET
   local g="$1" p="${2%%:*}" b="${2##*:}"
-  isatune_step "tune/$g/$p" "$(budget_limit "$b")" kind=tune generator="$g" target=sm_90a signature=dtype=bf16 \
-    problem="$p" budget="$b" -- tune "$g" --target sm_90a --device "$DEVICE" --sig dtype=bf16 --problem "$p" \
+  isatune_step "tune/$g/$p" "$(budget_limit "$b")" kind=tune generator="$g" target="$TUNE_TARGET" signature=dtype=bf16 \
+    problem="$p" budget="$b" -- tune "$g" --target "$TUNE_TARGET" --device "$DEVICE" --sig dtype=bf16 --problem "$p" \
     --budget "$b" --db "$DB" --json
 }
 # The goals first (4096^3, 8192^3, the row kernels), then the other shapes while time remains.
@@ -241,5 +248,10 @@ for entry in "${TUNE_GEMM[@]:2}"; do tune_gemm "$entry"; done
 python3 scripts/device_check_report.py --steps "$STEPS" --mode "$([ "$DRY" = 1 ] && echo dry-run || echo gpu)" \
   --device "$DEVICE" --started "$START" --out "$OUT"
 rc=$?
+if [ "$rc" != 0 ]; then # the steps as they are, so that nothing measured is lost
+  { printf '{"format": "isatune-device-check/1", "error": "device_check_report.py failed (exit %s)", "steps": [' "$rc"
+    paste -sd, "$STEPS"
+    printf ']}\n'; } >"$OUT"
+fi
 echo "device-check: $(($(date +%s) - START)) s in all; results in $OUT (work folder $WORK)"
 exit $rc

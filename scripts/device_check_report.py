@@ -28,7 +28,13 @@ def main():
     ap.add_argument("--started", type=int, required=True)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
-    steps = [json.loads(line) for line in open(a.steps) if line.strip()]
+    steps = []
+    for line in open(a.steps, errors="replace"):
+        if line.strip():
+            try:
+                steps.append(json.loads(line))
+            except ValueError:
+                steps.append({"name": "(unreadable step)", "status": "failed", "reason": line[:300], "seconds": 0})
     outputs = {s["name"]: load_json(s["out"]) if s.get("out") else None for s in steps}
 
     report = {
@@ -45,12 +51,14 @@ def main():
     checks = [s for s in steps if s.get("kind") == "check"]
     by = {}
     for s in checks:
+        run = outputs.get(s["name"])
+        if isinstance(run, dict) and run.get("status") not in (None, "ok"):  # isatune's own words, not JSON lines
+            s["reason"] = "%s: %s" % (run["status"], run.get("message", ""))
         key = s["generator"] + "/" + s["target"]
         c = by.setdefault(key, {"ok": 0, "failed": 0, "skipped": 0, "first_failure": None})
         c[s["status"]] += 1
         if s["status"] != "ok" and not c["first_failure"]:
             c["first_failure"] = s["problem"] + " " + s["signature"] + ": " + s["reason"]
-        run = outputs.get(s["name"])
         if isinstance(run, dict):
             for k in ("max_rel_error", "tolerance", "status"):
                 if k in run:
