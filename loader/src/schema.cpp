@@ -124,10 +124,11 @@ BEGIN
 END;
 )sql";
 
-// Version 3: the device key also holds the SM clock, memory clock, memory bus width and L2 size (a GPU locked
-// to other clocks is another device). SQLite cannot change a UNIQUE constraint in place, so the table is
-// rebuilt with the same ids (SQLite's documented procedure: foreign keys off, which Database::open does
-// around a migration, and the trigger that reads `devices` dropped and made again). Old rows get 0: unknown.
+// Version 3: the device key also holds the SM clock, memory clock, memory bus width and L2 size (the same name
+// with other clocks, such as a power-limited variant, is another device). SQLite cannot change a UNIQUE
+// constraint in place, so the table is rebuilt with the same ids (SQLite's documented procedure: foreign keys
+// off, which Database::open does around a migration, and the trigger that reads `devices` dropped and made
+// again). Old rows get 0: unknown.
 const char* kStep3 = R"sql(
 DROP TRIGGER measurements_best;
 CREATE TABLE devices_v3(

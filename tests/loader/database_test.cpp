@@ -196,7 +196,7 @@ TEST(Database, VersionTwoFileKeepsEverythingWhenTheDeviceKeyGrows) {
   int64_t known = d.record_device(h200);
   EXPECT_NE(known, 7);
   EXPECT_EQ(d.record_device(h200), known);
-  h200.clock_khz = 1500000; // locked to a lower clock
+  h200.clock_khz = 1500000; // a variant with a lower rated clock
   EXPECT_NE(d.record_device(h200), known);
 
   // The trigger was made again: a faster measurement replaces the best one.

@@ -59,7 +59,7 @@ TEST(DeviceKey, ClocksAndL2AreRecordedAndTellDevicesApart) {
   EXPECT_EQ(std::get<int64_t>(rows[0][3]), int64_t(50) << 20);
   { isatune::tune::TuningRecorder r(db, job, p); } // the same device: the same row
   EXPECT_EQ(db.query("SELECT id FROM devices").size(), 1u);
-  p.clock_khz = 1410000; // the same GPU with its clocks locked lower: another device
+  p.clock_khz = 1410000; // a variant of the same name with a lower rated clock: another device
   { isatune::tune::TuningRecorder r(db, job, p); }
   EXPECT_EQ(db.query("SELECT id FROM devices").size(), 2u);
   std::filesystem::remove_all(dir);

@@ -30,7 +30,8 @@ struct DeviceProperties {
   std::string driver_version;   // runtime/driver version, or the emulator's version
   bool emulated = false;        // timings are estimates, never mixed with real measurements
   // Read from the driver where the backend can (0: not known). The clocks, bus width and L2 size are part of
-  // the database's device key: a GPU locked to other clocks is another device for tuning purposes.
+  // the database's device key: the same name with other clocks (a power-limited variant, as H200 NVL is of
+  // H200 SXM) is another device. The driver reports the rated clocks, not the current ones.
   uint32_t clock_khz = 0;                  // SM (shader) clock
   uint32_t memory_clock_khz = 0;           // peak memory clock
   uint32_t memory_bus_bits = 0;            // global memory bus width
