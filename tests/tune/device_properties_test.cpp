@@ -8,6 +8,7 @@
 #include "isatune/gen/generator.h"
 #include "isatune/tune/tuning_recorder.h"
 #include "isatune/tune/variant_runner.h"
+#include "../../tuner/src/worker_protocol.h"
 
 namespace {
 
@@ -63,6 +64,35 @@ TEST(DeviceKey, ClocksAndL2AreRecordedAndTellDevicesApart) {
   { isatune::tune::TuningRecorder r(db, job, p); }
   EXPECT_EQ(db.query("SELECT id FROM devices").size(), 2u);
   std::filesystem::remove_all(dir);
+}
+
+// The isolated device worker opens the GPU and sends its properties to the parent, which records the device:
+// the driver-read ones must survive the trip.
+TEST(DeviceKey, TheWorkerProtocolCarriesTheDriverReadProperties) {
+  isatune::loader::DeviceProperties p;
+  p.backend = "cuda";
+  p.vendor = isatune::Vendor::nvidia;
+  p.clock_khz = 1980000;
+  p.memory_clock_khz = 3201000;
+  p.memory_bus_bits = 6144;
+  p.l2_bytes = 60ull << 30; // above 32 bits
+  p.default_shared_bytes_per_workgroup = 48 * 1024;
+  p.shared_bytes_per_cu = 228 * 1024;
+  p.registers_per_cu = 65536;
+  auto j = isatune::tune::worker::to_json(p);
+  auto q = isatune::tune::worker::properties_from_json(nlohmann::json::parse(j.dump()));
+  EXPECT_EQ(q.clock_khz, p.clock_khz);
+  EXPECT_EQ(q.memory_clock_khz, p.memory_clock_khz);
+  EXPECT_EQ(q.memory_bus_bits, p.memory_bus_bits);
+  EXPECT_EQ(q.l2_bytes, p.l2_bytes);
+  EXPECT_EQ(q.default_shared_bytes_per_workgroup, p.default_shared_bytes_per_workgroup);
+  EXPECT_EQ(q.shared_bytes_per_cu, p.shared_bytes_per_cu);
+  EXPECT_EQ(q.registers_per_cu, p.registers_per_cu);
+  // A message without them (an older worker) reads as unknown.
+  for (const char* k : {"clock_khz", "memory_clock_khz", "memory_bus_bits", "l2_bytes"}) j.erase(k);
+  auto r = isatune::tune::worker::properties_from_json(j);
+  EXPECT_EQ(r.clock_khz, 0u);
+  EXPECT_EQ(r.l2_bytes, 0u);
 }
 
 } // namespace
