@@ -66,6 +66,34 @@ TEST(DeviceKey, ClocksAndL2AreRecordedAndTellDevicesApart) {
   std::filesystem::remove_all(dir);
 }
 
+// A GPU loads the cubin only where SASS runs (the same major version, forwards; sm_XYa on X.Y alone); else the
+// PTX, which its driver compiles: sm_80 kernels on an H200.
+TEST(CodeFor, CubinsOnlyWhereTheirSassRunsElsePtx) {
+  isatune::tune::Compiled c;
+  c.code.isa = "sm_80";
+  c.machine_code = isatune::CodeObject{};
+  c.machine_code->isa = "sm_80";
+  isatune::loader::DeviceProperties gpu;
+  gpu.vendor = isatune::Vendor::nvidia;
+  gpu.isa = "sm_90a"; // H100/H200
+  EXPECT_EQ(&c.code_for(gpu), &c.code);
+  gpu.isa = "sm_86";
+  EXPECT_EQ(&c.code_for(gpu), &*c.machine_code);
+  gpu.isa = "sm_80";
+  EXPECT_EQ(&c.code_for(gpu), &*c.machine_code);
+  gpu.emulated = true; // the PTX emulator runs the text
+  EXPECT_EQ(&c.code_for(gpu), &c.code);
+  gpu.emulated = false;
+  c.code.isa = c.machine_code->isa = "sm_90a";
+  gpu.isa = "sm_90a";
+  EXPECT_EQ(&c.code_for(gpu), &*c.machine_code);
+  gpu.isa = "sm_100a"; // arch-specific SASS on its own chip only
+  EXPECT_EQ(&c.code_for(gpu), &c.code);
+  c.machine_code.reset();
+  gpu.isa = "sm_90a";
+  EXPECT_EQ(&c.code_for(gpu), &c.code);
+}
+
 // The isolated device worker opens the GPU and sends its properties to the parent, which records the device:
 // the driver-read ones must survive the trip.
 TEST(DeviceKey, TheWorkerProtocolCarriesTheDriverReadProperties) {

@@ -1,6 +1,7 @@
 #include "isatune/tune/variant_runner.h"
 
 #include <algorithm>
+#include <tuple>
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -43,8 +44,32 @@ double percentile(std::vector<double> v, double q) {
 
 } // namespace
 
+namespace {
+// sm_XY[a|f] -> {X, Y, arch-specific}; nullopt for anything else.
+std::optional<std::tuple<int, int, bool>> parse_sm(const std::string& isa) {
+  if (isa.rfind("sm_", 0) != 0 || isa.size() < 5) return std::nullopt;
+  const bool specific = isa.back() == 'a' || isa.back() == 'f';
+  const std::string digits = isa.substr(3, isa.size() - 3 - (specific ? 1 : 0));
+  if (digits.size() < 2 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const int cc = std::stoi(digits);
+  return std::tuple{cc / 10, cc % 10, specific};
+}
+
+// SASS is binary compatible within a major version, forwards only; arch-specific SASS on its own chip only.
+bool cubin_runs_on(const std::string& code_isa, const std::string& device_isa) {
+  auto c = parse_sm(code_isa), d = parse_sm(device_isa);
+  if (!c || !d) return code_isa == device_isa;
+  const auto [cmaj, cmin, specific] = *c;
+  const auto [dmaj, dmin, unused] = *d;
+  (void)unused;
+  if (specific) return cmaj == dmaj && cmin == dmin;
+  return cmaj == dmaj && cmin <= dmin;
+}
+} // namespace
+
 const CodeObject& Compiled::code_for(const loader::DeviceProperties& device) const {
-  return machine_code && !device.emulated ? *machine_code : code;
+  if (!machine_code || device.emulated) return code;
+  return cubin_runs_on(machine_code->isa, device.isa) ? *machine_code : code;
 }
 
 uint64_t flush_bytes_for(const TimingOptions& timing, const loader::DeviceProperties& device) {

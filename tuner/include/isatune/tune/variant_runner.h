@@ -37,7 +37,8 @@ struct Compiled {
   std::vector<std::string> prune_reasons;
   double generate_s = 0, assemble_s = 0;
 
-  // The code object `device` should load: the cubin on a GPU when there is one, else `code`.
+  // The code object `device` should load: the cubin on a GPU it runs on (sm_XY on X.Z with Z >= Y, an sm_XYa
+  // one only on X.Y), else `code` (on a GPU: the PTX, which the driver compiles, e.g. sm_80 code on an H200).
   const CodeObject& code_for(const loader::DeviceProperties& device) const;
 };
 
