@@ -134,21 +134,21 @@ fi
 # ptxas (CUDA toolkit) gives the tuner registers, spills and serialisation warnings; without it the driver
 # compiles the PTX and those checks are off.
 step env/ptxas 10 -- bash -c 'PATH="$PATH:/usr/local/cuda/bin"; command -v ptxas && ptxas --version | tail -n 2'
-step env/host 10 -- bash -c 'echo "cores $(nproc)"; uname -srm; git -C "$0" rev-parse HEAD' "$ROOT"
+step env/host 10 -- bash -c 'echo "cores $(nproc)"; uname -srm; git -C "$0" rev-parse HEAD 2>/dev/null || echo "not a git checkout"' "$ROOT"
 
 # ---- 2. the build ------------------------------------------------------------------------------------------
+HAVE_TOOL=1
+TOOL_REASON="no $ISATUNE"
 if [ "$SKIP_BUILD" = 1 ]; then
   skip build "--skip-build: using $ISATUNE"
 else
   # Only the command line tool: the tests and benchmarks would take the 8 minutes on their own.
   step build 300 -- env ISATUNE_DEPS_OPTIONAL=1 ISATUNE_BUILD_TARGETS=isatune ISATUNE_BUILD_DIR="$BUILD_DIR" \
-    scripts/build.sh -DISATUNE_BUILD_TESTS=OFF -DISATUNE_BUILD_BENCH=OFF
+    scripts/build.sh -DISATUNE_BUILD_TESTS=OFF -DISATUNE_BUILD_BENCH=OFF \
+    || { HAVE_TOOL=0; TOOL_REASON="the build failed (an older isatune would not be what this checkout says)"; }
 fi
-HAVE_TOOL=1
-if [ ! -x "$ISATUNE" ]; then
-  HAVE_TOOL=0
-  echo "device-check: no $ISATUNE: every isatune step is skipped"
-fi
+[ -x "$ISATUNE" ] || HAVE_TOOL=0
+[ "$HAVE_TOOL" = 1 ] || echo "device-check: $TOOL_REASON: every isatune step is skipped"
 isatune_step() { # isatune_step NAME LIMIT [KEY=VALUE...] -- ARGS...
   local name="$1" limit="$2"
   shift 2
@@ -156,7 +156,7 @@ isatune_step() { # isatune_step NAME LIMIT [KEY=VALUE...] -- ARGS...
   while [ "$1" != "--" ]; do extra+=("$1"); shift; done
   shift
   if [ "$HAVE_TOOL" = 0 ]; then
-    skip "$name" "no isatune binary (the build failed)" "${extra[@]}"
+    skip "$name" "$TOOL_REASON" "${extra[@]}"
     return 1
   fi
   step "$name" "$limit" "${extra[@]}" -- "$ISATUNE" "$@"
