@@ -275,7 +275,7 @@ public:
     m->code = code;
     m->ctx = ctx_;
     if (ptx && (m->code.bytes.empty() || m->code.bytes.back() != 0))
-      m->code.bytes.push_back(0); // cuModuleLoadData reads PTX as a NUL-terminated string
+      m->code.bytes.push_back(0); // both loaders read PTX as a NUL-terminated string
     auto& x = api();
     if (x.use_library())
       x.check(x.LibraryLoadData(&m->library, m->code.bytes.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
