@@ -10,6 +10,7 @@
 #
 # --dry-run: the same steps against the PTX emulator (emu:sm_90a), tiny shapes, no torch: what can be tested
 # without a GPU. --skip-build: use the isatune already in $ISATUNE_BUILD_DIR (default build).
+# Environment: DEVICE_CHECK_TOTAL_S (465), CHECK_SECTION_S (130 s of correctness checks; 240 in a dry run).
 set -uo pipefail # no -e: every step records its own failure
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
