@@ -5,6 +5,8 @@
 // what is checked is what the backend asks of the driver (nothing here has run against a real driver yet).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -20,11 +22,14 @@ namespace {
 
 namespace loader = isatune::loader;
 
-// Before main: the backend reads the variable when it first opens the driver.
-const int kUseFakeDriver = setenv("ISATUNE_CUDA_LIBRARY", FAKE_CUDA_LIBRARY, 1);
+// Before main: the backend reads the variable when it first opens the driver. A child run of this program with
+// FAKE_CUDA_OLD_DRIVER set gets the stand-in for an older driver (CudaBackend.AnOlderDriver... starts it).
+const bool kOldDriver = std::getenv("FAKE_CUDA_OLD_DRIVER") != nullptr;
+const char* const kFakeLibrary = kOldDriver ? FAKE_CUDA_OLD_LIBRARY : FAKE_CUDA_LIBRARY;
+const int kUseFakeDriver = setenv("ISATUNE_CUDA_LIBRARY", kFakeLibrary, 1);
 
 template <class F> F fake(const char* name) {
-  void* h = dlopen(FAKE_CUDA_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
+  void* h = dlopen(kFakeLibrary, RTLD_NOW | RTLD_NOLOAD);
   EXPECT_NE(h, nullptr) << "the stand-in driver is not loaded";
   void* p = h ? dlsym(h, name) : nullptr;
   EXPECT_NE(p, nullptr) << name;
@@ -347,6 +352,63 @@ TEST(CudaBackend, DynamicSharedMemoryOptsInOnceAndNamesTheKernelPastTheLimit) {
   } catch (const isatune::Error& e) {
     EXPECT_NE(std::string(e.what()).find("MAX_DYNAMIC_SHARED_SIZE_BYTES) k"), std::string::npos) << e.what();
   }
+}
+
+} // namespace
+
+namespace {
+
+// A driver without CUDA 12's optional calls: modules through cuModuleLoadData, and clear errors for what needs
+// the missing ones. Runs in a child process (the backend opens the driver once per process).
+TEST(CudaOldDriver, ModulesAndClearErrorsForTheMissingCalls) {
+  if (!kOldDriver)
+    GTEST_SKIP() << "runs in a child process started by CudaBackend.AnOlderDriverWithoutTheOptionalCalls";
+  auto dev = open();
+  size_t from = call_count();
+  auto f = dev->load(ptx_object())->function("k");
+  auto calls = calls_since(from);
+  EXPECT_TRUE(has(calls, "cuModuleLoadData ptx"));
+  EXPECT_TRUE(has(calls, "cuModuleGetFunction k"));
+  std::vector<uint8_t> args(8, 1);
+  loader::LaunchConfig c;
+  c.grid = {4, 1, 1};
+  c.block = {128, 1, 1};
+  c.dynamic_shared_bytes = 100 * 1024; // the opt-in does not need CUDA 12
+  dev->launch(*f, c, args);
+  EXPECT_EQ(fake<int (*)()>("fake_cuda_dynamic_shared_attribute")(), 100 * 1024);
+  c.cluster = {2, 1, 1};
+  try {
+    dev->launch(*f, c, args);
+    FAIL() << "a cluster launch went ahead without cuLaunchKernelEx";
+  } catch (const isatune::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no cuLaunchKernelEx"), std::string::npos) << e.what();
+  }
+  isatune::TensorMapTiledArgs a;
+  a.rank = 2;
+  try {
+    dev->encode_tensor_map(a);
+    FAIL() << "a tensor map was encoded without cuTensorMapEncodeTiled";
+  } catch (const isatune::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no cuTensorMapEncodeTiled"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaBackend, AnOlderDriverWithoutTheOptionalCalls) {
+  if (kOldDriver) GTEST_SKIP() << "this is the child run";
+  char self[4096] = {};
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT_GT(n, 0);
+  std::string cmd = "FAKE_CUDA_OLD_DRIVER=1 '" + std::string(self, size_t(n)) +
+                    "' --gtest_filter='CudaOldDriver.*' 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  while (size_t got = fread(buf, 1, sizeof buf, p)) out.append(buf, got);
+  int status = pclose(p);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  EXPECT_NE(out.find("[  PASSED  ] 1 test."), std::string::npos) << out;
+  EXPECT_EQ(out.find("SKIPPED"), std::string::npos) << out;
 }
 
 } // namespace

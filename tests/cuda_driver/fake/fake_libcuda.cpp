@@ -2,8 +2,10 @@
 // (properties, memory, module and library loading, launches, cluster launches, dynamic shared memory opt-in,
 // tensor maps, error paths) is tested on a
 // machine without an NVIDIA driver. One "NVIDIA H200 (fake)" of compute capability 9.0; device memory is host
-// memory; nothing executes. Declarations follow the CUDA driver API documentation (cuda.h 13.0); every call is
-// logged and the log is read back through fake_cuda_* functions the test finds with dlsym.
+// memory; nothing executes. Built a second time with FAKE_CUDA_OLD_DRIVER: a CUDA 11-like driver without the
+// optional calls (cuLibrary*, cuKernelGetFunction, cuLaunchKernelEx, cuTensorMapEncodeTiled). Declarations
+// follow the CUDA driver API documentation (cuda.h 13.0); every call is logged and the log is read back
+// through fake_cuda_* functions the test finds with dlsym.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -202,6 +204,7 @@ int cuFuncSetAttribute(void*, int attr, int value) {
   if (attr == 8) g.func_attr_dynamic = value;
   return 0;
 }
+#ifndef FAKE_CUDA_OLD_DRIVER
 // The library API (CUDA 12.0+): a library is context-independent; its kernels give per-context functions.
 int cuLibraryLoadData(void** lib, const void* code, void*, void**, unsigned, void*, void**, unsigned) {
   log(std::string("cuLibraryLoadData ") + (std::memcmp(code, "\x7f" "ELF", 4) == 0 ? "elf" : "ptx"));
@@ -227,6 +230,7 @@ int cuKernelGetFunction(void** f, void*) {
   *f = &fn;
   return 0;
 }
+#endif
 int cuLaunchKernel(void*, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                    unsigned shared, void*, void**, void** extra) {
   LaunchRecord r{"cuLaunchKernel", {gx, gy, gz}, {bx, by, bz}, shared, {1, 1, 1}, 0, {}};
@@ -235,6 +239,7 @@ int cuLaunchKernel(void*, unsigned gx, unsigned gy, unsigned gz, unsigned bx, un
   log("cuLaunchKernel");
   return take_failure();
 }
+#ifndef FAKE_CUDA_OLD_DRIVER
 int cuLaunchKernelEx(const LaunchConfig* c, void*, void**, void** extra) {
   LaunchRecord r{"cuLaunchKernelEx", {c->grid_x, c->grid_y, c->grid_z}, {c->block_x, c->block_y, c->block_z},
                  c->shared_bytes, {1, 1, 1}, 0, {}};
@@ -260,6 +265,7 @@ int cuTensorMapEncodeTiled(void* map, int type, unsigned rank, void*, const unsi
   std::memset(map, 0xC5, 128); // opaque bytes, recognisable
   return 0;
 }
+#endif
 int cuEventCreate(void** e, unsigned) {
   *e = new double(0);
   return 0;
