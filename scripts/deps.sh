@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what isatune needs from Debian 12 packages, only what is missing. Safe to run again.
+# Installs what isatune needs from Debian 12 packages, only what is missing. Safe to run again. Offline (apt
+# unreachable) it succeeds when every required package is already there, and fails naming what is missing.
 set -euo pipefail
 
 SUDO=""
@@ -25,8 +26,9 @@ optional=(libamd-comgr-dev)
 updated=0
 apt_update_once() {
   if [ "$updated" -eq 0 ]; then
-    $SUDO apt-get update -qq
     updated=1
+    # Offline machines (no registry reachable) keep the lists they have; what is installed is enough.
+    $SUDO apt-get update -qq >/dev/null 2>&1 || echo "deps: apt-get update failed (offline?); using the package lists there are" >&2
   fi
 }
 
@@ -49,11 +51,15 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "deps: installing ${missing[*]}"
   apt_update_once
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null; then
+    echo "deps: cannot install ${missing[*]} (no registry reachable?)" >&2
+    exit 1
+  fi
 fi
 for p in "${optional[@]}"; do
   if ! dpkg -s "$p" >/dev/null 2>&1; then
     apt_update_once
+    apt-cache show "$p" >/dev/null 2>&1 || { echo "deps: optional package $p is not available; its backend stays off"; continue; }
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$p" >/dev/null 2>&1 \
       || echo "deps: optional package $p is not available; its backend stays off"
   fi

@@ -29,7 +29,12 @@ int run_devices(const DevicesOptions& opt) {
       jdev.push_back({{"device", spec}, {"backend", d.backend}, {"index", d.index}, {"name", d.name},
                       {"isa", d.isa}, {"target_id", d.target_id}, {"compute_units", d.compute_units},
                       {"memory_bytes", d.memory_bytes}, {"shared_bytes_per_workgroup", d.shared_bytes_per_workgroup},
-                      {"driver_version", d.driver_version}, {"emulated", d.emulated}});
+                      {"driver_version", d.driver_version}, {"emulated", d.emulated},
+                      // 0 where the backend does not read them (the CUDA driver does).
+                      {"clock_khz", d.clock_khz}, {"memory_clock_khz", d.memory_clock_khz},
+                      {"memory_bus_bits", d.memory_bus_bits}, {"l2_bytes", d.l2_bytes},
+                      {"default_shared_bytes_per_workgroup", d.default_shared_bytes_per_workgroup},
+                      {"shared_bytes_per_cu", d.shared_bytes_per_cu}, {"registers_per_cu", d.registers_per_cu}});
       table.add({spec, d.name, d.target_id, std::to_string(d.compute_units),
                  std::to_string(d.memory_bytes >> 30) + " GiB", d.driver_version, d.emulated ? "emulated" : "real"});
     }

@@ -129,8 +129,9 @@ size_t Database::merge_from(const std::string& other_path) {
     exec(db_, "BEGIN IMMEDIATE", path_);
     exec(db_, R"sql(
 INSERT OR IGNORE INTO devices(vendor, target_id, isa, name, compute_units, memory_bytes, driver_version,
-                              runtime_version, emulated)
-  SELECT vendor, target_id, isa, name, compute_units, memory_bytes, driver_version, runtime_version, emulated
+                              runtime_version, emulated, clock_khz, memory_clock_khz, memory_bus_bits, l2_bytes)
+  SELECT vendor, target_id, isa, name, compute_units, memory_bytes, driver_version, runtime_version, emulated,
+         clock_khz, memory_clock_khz, memory_bus_bits, l2_bytes
   FROM src.devices;
 INSERT OR IGNORE INTO toolchains(assembler, version) SELECT assembler, version FROM src.toolchains;
 INSERT OR IGNORE INTO generators(name, version_hash) SELECT name, version_hash FROM src.generators;
@@ -157,7 +158,9 @@ INSERT INTO merge_dmap
   SELECT sd.id, md.id FROM src.devices sd JOIN main.devices md ON md.vendor = sd.vendor
     AND md.target_id = sd.target_id AND md.name = sd.name AND md.compute_units = sd.compute_units
     AND md.memory_bytes = sd.memory_bytes AND md.driver_version = sd.driver_version
-    AND md.runtime_version = sd.runtime_version AND md.emulated = sd.emulated;
+    AND md.runtime_version = sd.runtime_version AND md.emulated = sd.emulated AND md.clock_khz = sd.clock_khz
+    AND md.memory_clock_khz = sd.memory_clock_khz AND md.memory_bus_bits = sd.memory_bus_bits
+    AND md.l2_bytes = sd.l2_bytes;
 CREATE TEMP TABLE merge_new_runs(guid TEXT PRIMARY KEY);
 INSERT INTO merge_new_runs SELECT guid FROM src.runs WHERE guid NOT IN (SELECT guid FROM main.runs);
 INSERT INTO runs SELECT * FROM src.runs WHERE guid IN (SELECT guid FROM merge_new_runs);
@@ -195,7 +198,7 @@ size_t Database::export_to(const std::string& dir) {
 SELECT b.generator, g.version_hash, b.signature, v.parameters, b.problem, v.code_object, v.kernel, v.launch,
        d.vendor, d.target_id, d.isa, d.name, d.compute_units, d.memory_bytes, d.driver_version, d.runtime_version,
        d.emulated, m.status, m.median_ms, m.p20_ms, m.p80_ms, m.min_ms, m.count, m.timing_method, m.device_kind,
-       m.measured_at, m.run_guid
+       m.measured_at, m.run_guid, d.clock_khz, d.memory_clock_khz, d.memory_bus_bits, d.l2_bytes
 FROM best b JOIN measurements m ON m.id = b.measurement_id JOIN variants v ON v.id = m.variant_id
      JOIN generators g ON g.id = v.generator_id JOIN devices d ON d.id = m.device_id
 ORDER BY b.generator, b.signature, b.target_id, b.compute_units, b.device_kind, b.problem)sql");
@@ -243,6 +246,10 @@ ORDER BY b.generator, b.signature, b.target_id, b.compute_units, b.device_kind, 
     d.set("driver_version", JsonValue::str(s.text(14)));
     d.set("runtime_version", JsonValue::str(s.text(15)));
     d.set("emulated", JsonValue::boolean(s.int64(16) != 0));
+    d.set("clock_khz", JsonValue::number(double(s.int64(27))));
+    d.set("memory_clock_khz", JsonValue::number(double(s.int64(28))));
+    d.set("memory_bus_bits", JsonValue::number(double(s.int64(29))));
+    d.set("l2_bytes", JsonValue::number(double(s.int64(30))));
     e.set("device", std::move(d));
     JsonValue m = JsonValue::object();
     m.set("status", JsonValue::str(s.text(17)));
@@ -333,6 +340,11 @@ size_t Database::import_from(const std::string& dir) {
       dev.runtime_version = need_str(*d, "runtime_version", where);
       const JsonValue* emu = d->find("emulated");
       dev.emulated = emu && emu->as_bool();
+      // Absent in exports written before schema version 3: unknown.
+      dev.clock_khz = uint32_t(opt_num(*d, "clock_khz").value_or(0));
+      dev.memory_clock_khz = uint32_t(opt_num(*d, "memory_clock_khz").value_or(0));
+      dev.memory_bus_bits = uint32_t(opt_num(*d, "memory_bus_bits").value_or(0));
+      dev.l2_bytes = uint64_t(opt_num(*d, "l2_bytes").value_or(0));
       int64_t dev_id = record_device(dev);
       VariantRecord v;
       v.generator_id = gen;

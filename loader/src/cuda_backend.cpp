@@ -13,6 +13,8 @@ using CUresult = int;
 using CUdevice = int;
 using CUcontext = void*;
 using CUmodule = void*;
+using CUlibrary = void*;
+using CUkernel = void*;
 using CUfunction = void*;
 using CUevent = void*;
 using CUstream = void*;
@@ -21,6 +23,12 @@ constexpr int kAttrMaxThreadsPerBlock = 1;      // CU_DEVICE_ATTRIBUTE_MAX_THREA
 constexpr int kAttrMaxSharedPerBlock = 8;       // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
 constexpr int kAttrWarpSize = 10;               // CU_DEVICE_ATTRIBUTE_WARP_SIZE
 constexpr int kAttrMultiprocessorCount = 16;    // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+constexpr int kAttrClockRate = 13;              // CU_DEVICE_ATTRIBUTE_CLOCK_RATE (kHz)
+constexpr int kAttrMemoryClockRate = 36;        // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE (kHz)
+constexpr int kAttrMemoryBusWidth = 37;         // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH (bits)
+constexpr int kAttrL2CacheSize = 38;            // CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE (bytes)
+constexpr int kAttrMaxSharedPerSm = 81;         // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+constexpr int kAttrMaxRegistersPerSm = 82;      // CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR
 constexpr int kAttrCcMajor = 75;                // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kAttrCcMinor = 76;                // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
 constexpr int kAttrMaxSharedPerBlockOptin = 97; // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
@@ -74,6 +82,12 @@ struct CudaApi {
   CUresult (*ModuleLoadData)(CUmodule*, const void*) = nullptr;
   CUresult (*ModuleUnload)(CUmodule) = nullptr;
   CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
+  // CUDA 12.0+, optional (resolved at start; without them modules are loaded with cuModuleLoadData): a library
+  // is context-independent, its kernels give each context's function with cuKernelGetFunction.
+  CUresult (*LibraryLoadData)(CUlibrary*, const void*, void*, void**, unsigned, void*, void**, unsigned) = nullptr;
+  CUresult (*LibraryUnload)(CUlibrary) = nullptr;
+  CUresult (*LibraryGetKernel)(CUkernel*, CUlibrary, const char*) = nullptr;
+  CUresult (*KernelGetFunction)(CUfunction*, CUkernel) = nullptr;
   CUresult (*FuncSetAttribute)(CUfunction, int, int) = nullptr;
   CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                            void**, void**) = nullptr;
@@ -124,10 +138,20 @@ struct CudaApi {
       EventRecord = lib.symbol<decltype(EventRecord)>("cuEventRecord");
       EventSynchronize = lib.symbol<decltype(EventSynchronize)>("cuEventSynchronize");
       EventElapsedTime = lib.symbol<decltype(EventElapsedTime)>("cuEventElapsedTime");
+      LibraryLoadData = lib.optional_symbol<decltype(LibraryLoadData)>("cuLibraryLoadData");
+      LibraryUnload = lib.optional_symbol<decltype(LibraryUnload)>("cuLibraryUnload");
+      LibraryGetKernel = lib.optional_symbol<decltype(LibraryGetKernel)>("cuLibraryGetKernel");
+      KernelGetFunction = lib.optional_symbol<decltype(KernelGetFunction)>("cuKernelGetFunction");
       if (Init(0) != 0) error = "cuInit failed (no usable NVIDIA GPU or driver)";
     } catch (const Error& e) {
       error = e.what();
     }
+  }
+  // cuLibrary* when the driver has all four and ISATUNE_CUDA_LOADER is not "module".
+  bool use_library() const {
+    const char* choice = std::getenv("ISATUNE_CUDA_LOADER");
+    if (choice && std::strcmp(choice, "module") == 0) return false;
+    return LibraryLoadData && LibraryUnload && LibraryGetKernel && KernelGetFunction;
   }
   void check(CUresult rc, const std::string& what) const {
     if (rc == 0) return;
@@ -164,14 +188,18 @@ bool sm_fits(const std::string& code_isa, bool ptx, int major, int minor) {
 struct CudaFunction : Function {
   KernelInfo k;
   CUfunction f = nullptr;
+  int dynamic_shared_set = 0; // the MAX_DYNAMIC_SHARED_SIZE_BYTES attribute last set (0: the default)
   const KernelInfo& info() const override { return k; }
 };
 
+// A module or a library (cuLibraryLoadData), whichever the driver offers.
 struct CudaModule : Module {
   CUmodule m = nullptr;
+  CUlibrary library = nullptr;
+  CUcontext ctx = nullptr; // cuKernelGetFunction gives the function of the current context
   CodeObject code;
-  uint32_t optin_shared = 0;
   ~CudaModule() override {
+    if (library) api().LibraryUnload(library);
     if (m) api().ModuleUnload(m);
   }
   std::shared_ptr<Function> function(const std::string& name) override {
@@ -179,8 +207,16 @@ struct CudaModule : Module {
     if (!k) throw InputError("code object " + code.sha256 + ": no kernel named '" + name + "'");
     auto f = std::make_shared<CudaFunction>();
     f->k = *k;
-    api().check(api().ModuleGetFunction(&f->f, m, k->symbol.empty() ? name.c_str() : k->symbol.c_str()),
-                "cuModuleGetFunction " + name);
+    const char* symbol = k->symbol.empty() ? name.c_str() : k->symbol.c_str();
+    auto& x = api();
+    x.check(x.CtxSetCurrent(ctx), "cuCtxSetCurrent");
+    if (library) {
+      CUkernel kernel = nullptr;
+      x.check(x.LibraryGetKernel(&kernel, library, symbol), "cuLibraryGetKernel " + name);
+      x.check(x.KernelGetFunction(&f->f, kernel), "cuKernelGetFunction " + name);
+    } else {
+      x.check(x.ModuleGetFunction(&f->f, m, symbol), "cuModuleGetFunction " + name);
+    }
     return f;
   }
 };
@@ -194,8 +230,10 @@ struct CudaEvent : Event {
 
 class CudaDevice : public Device {
 public:
-  CudaDevice(DeviceProperties p, int major, int minor, uint32_t optin) : props_(std::move(p)), major_(major),
-                                                                        minor_(minor), optin_(optin) {
+  CudaDevice(DeviceProperties p, int major, int minor, uint32_t optin)
+      : props_(std::move(p)), major_(major), minor_(minor), optin_(optin),
+        default_shared_(props_.default_shared_bytes_per_workgroup ? props_.default_shared_bytes_per_workgroup
+                                                                  : 48 * 1024) {
     CUdevice dev = 0;
     api().check(api().DeviceGet(&dev, props_.index), "cuDeviceGet");
     api().check(api().PrimaryCtxRetain(&ctx_, dev), "cuDevicePrimaryCtxRetain");
@@ -235,21 +273,31 @@ public:
     current();
     auto m = std::make_shared<CudaModule>();
     m->code = code;
+    m->ctx = ctx_;
     if (ptx && (m->code.bytes.empty() || m->code.bytes.back() != 0))
-      m->code.bytes.push_back(0); // cuModuleLoadData reads PTX as a NUL-terminated string
-    m->optin_shared = optin_;
-    api().check(api().ModuleLoadData(&m->m, m->code.bytes.data()), "cuModuleLoadData");
+      m->code.bytes.push_back(0); // both loaders read PTX as a NUL-terminated string
+    auto& x = api();
+    if (x.use_library())
+      x.check(x.LibraryLoadData(&m->library, m->code.bytes.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+              "cuLibraryLoadData");
+    else
+      x.check(x.ModuleLoadData(&m->m, m->code.bytes.data()), "cuModuleLoadData");
     return m;
   }
   void launch(Function& function, const LaunchConfig& c, std::span<const uint8_t> kernargs) override {
     current();
     auto& f = static_cast<CudaFunction&>(function);
-    if (c.dynamic_shared_bytes + f.k.lds_bytes > 48 * 1024) {
-      if (c.dynamic_shared_bytes + f.k.lds_bytes > optin_)
-        throw InputError("kernel " + f.k.name + ": " + std::to_string(c.dynamic_shared_bytes) +
-                         " bytes of dynamic shared memory do not fit " + props_.name);
+    // Above the default (48 KiB, static and dynamic together) a kernel must opt in, up to the device's limit.
+    const uint64_t shared = uint64_t(c.dynamic_shared_bytes) + f.k.lds_bytes;
+    if (shared > optin_)
+      throw InputError("kernel " + f.k.name + ": " + std::to_string(c.dynamic_shared_bytes) +
+                       " bytes of dynamic shared memory" +
+                       (f.k.lds_bytes ? " + " + std::to_string(f.k.lds_bytes) + " static" : std::string()) +
+                       " exceed " + props_.name + "'s opt-in limit of " + std::to_string(optin_) + " bytes per block");
+    if (shared > default_shared_ && int(c.dynamic_shared_bytes) > f.dynamic_shared_set) {
       api().check(api().FuncSetAttribute(f.f, kFuncAttrMaxDynamicShared, int(c.dynamic_shared_bytes)),
-                  "cuFuncSetAttribute");
+                  "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) " + f.k.name);
+      f.dynamic_shared_set = int(c.dynamic_shared_bytes);
     }
     size_t size = kernargs.size();
     void* buffer = const_cast<uint8_t*>(kernargs.data());
@@ -332,6 +380,7 @@ private:
   DeviceProperties props_;
   int major_, minor_;
   uint32_t optin_;
+  uint32_t default_shared_; // without the opt-in attribute
   CUcontext ctx_ = nullptr;
 };
 
@@ -366,9 +415,16 @@ std::vector<Listed> enumerate() {
     if (l.major == 9 && l.minor == 0) p.isa += "a"; // Hopper: the arch-specific features are present
     p.target_id = p.isa;
     if (a.DeviceGetAttribute(&v, kAttrMultiprocessorCount, dev) == 0) p.compute_units = uint32_t(v);
-    if (a.DeviceGetAttribute(&v, kAttrMaxSharedPerBlock, dev) == 0) p.shared_bytes_per_workgroup = uint32_t(v);
+    if (a.DeviceGetAttribute(&v, kAttrMaxSharedPerBlock, dev) == 0) p.default_shared_bytes_per_workgroup = uint32_t(v);
     if (a.DeviceGetAttribute(&v, kAttrMaxSharedPerBlockOptin, dev) == 0) l.optin = uint32_t(v);
-    if (l.optin > p.shared_bytes_per_workgroup) p.shared_bytes_per_workgroup = l.optin;
+    if (l.optin < p.default_shared_bytes_per_workgroup) l.optin = p.default_shared_bytes_per_workgroup;
+    p.shared_bytes_per_workgroup = l.optin;
+    if (a.DeviceGetAttribute(&v, kAttrMaxSharedPerSm, dev) == 0) p.shared_bytes_per_cu = uint32_t(v);
+    if (a.DeviceGetAttribute(&v, kAttrMaxRegistersPerSm, dev) == 0) p.registers_per_cu = uint32_t(v);
+    if (a.DeviceGetAttribute(&v, kAttrClockRate, dev) == 0) p.clock_khz = uint32_t(v);
+    if (a.DeviceGetAttribute(&v, kAttrMemoryClockRate, dev) == 0) p.memory_clock_khz = uint32_t(v);
+    if (a.DeviceGetAttribute(&v, kAttrMemoryBusWidth, dev) == 0) p.memory_bus_bits = uint32_t(v);
+    if (a.DeviceGetAttribute(&v, kAttrL2CacheSize, dev) == 0) p.l2_bytes = uint64_t(v);
     if (a.DeviceGetAttribute(&v, kAttrWarpSize, dev) == 0) p.wave_size = uint32_t(v);
     if (a.DeviceGetAttribute(&v, kAttrMaxThreadsPerBlock, dev) == 0) p.max_workgroup_size = uint32_t(v);
     size_t mem = 0;

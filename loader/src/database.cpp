@@ -175,8 +175,8 @@ Database Database::open(const std::string& path, const OpenOptions& options) {
     s.step();
   }
   exec(d.db_, mode == JournalMode::wal ? "PRAGMA synchronous=NORMAL" : "PRAGMA synchronous=FULL", path);
-  exec(d.db_, "PRAGMA foreign_keys=ON", path);
-  // Create or migrate under the write lock, so that concurrent openers do it once.
+  // Create or migrate under the write lock, so that concurrent openers do it once. Foreign keys stay off
+  // while a migration rebuilds a table others refer to (it checks them itself before committing).
   int version = check_schema(d.db_, path, true);
   if (version < kSchemaVersion) {
     write_txn(d.db_, path, [&] {
@@ -184,6 +184,7 @@ Database Database::open(const std::string& path, const OpenOptions& options) {
       if (now < kSchemaVersion) detail::migrate(d.db_, now, kSchemaVersion, path);
     });
   }
+  exec(d.db_, "PRAGMA foreign_keys=ON", path);
   return d;
 }
 
@@ -219,17 +220,22 @@ void Database::rollback() { exec(db_, "ROLLBACK", path_); }
 
 int64_t Database::record_device(const DeviceRecord& d) {
   return write_txn(db_, path_, [&] {
-    const char* cols = "vendor, target_id, isa, name, compute_units, memory_bytes, driver_version, runtime_version, emulated";
-    Stmt ins(db_, (std::string("INSERT OR IGNORE INTO devices(") + cols + ") VALUES(?,?,?,?,?,?,?,?,?)").c_str());
+    const char* cols = "vendor, target_id, isa, name, compute_units, memory_bytes, driver_version, runtime_version, "
+                       "emulated, clock_khz, memory_clock_khz, memory_bus_bits, l2_bytes";
+    Stmt ins(db_,
+             (std::string("INSERT OR IGNORE INTO devices(") + cols + ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)").c_str());
     ins.bind(1, d.vendor).bind(2, d.target_id).bind(3, d.isa).bind(4, d.name).bind(5, int64_t(d.compute_units))
         .bind(6, int64_t(d.memory_bytes)).bind(7, d.driver_version).bind(8, d.runtime_version)
-        .bind(9, int64_t(d.emulated));
+        .bind(9, int64_t(d.emulated)).bind(10, int64_t(d.clock_khz)).bind(11, int64_t(d.memory_clock_khz))
+        .bind(12, int64_t(d.memory_bus_bits)).bind(13, int64_t(d.l2_bytes));
     ins.step();
     Stmt q(db_, "SELECT id FROM devices WHERE vendor=? AND target_id=? AND name=? AND compute_units=? AND "
-                "memory_bytes=? AND driver_version=? AND runtime_version=? AND emulated=?");
+                "memory_bytes=? AND driver_version=? AND runtime_version=? AND emulated=? AND clock_khz=? AND "
+                "memory_clock_khz=? AND memory_bus_bits=? AND l2_bytes=?");
     q.bind(1, d.vendor).bind(2, d.target_id).bind(3, d.name).bind(4, int64_t(d.compute_units))
         .bind(5, int64_t(d.memory_bytes)).bind(6, d.driver_version).bind(7, d.runtime_version)
-        .bind(8, int64_t(d.emulated));
+        .bind(8, int64_t(d.emulated)).bind(9, int64_t(d.clock_khz)).bind(10, int64_t(d.memory_clock_khz))
+        .bind(11, int64_t(d.memory_bus_bits)).bind(12, int64_t(d.l2_bytes));
     if (!q.step()) throw Error(path_ + ": device row vanished after insert");
     return q.int64(0);
   });

@@ -93,7 +93,7 @@ CREATE INDEX variants_code_object ON variants(code_object);
 )sql";
 
 // Version 2: `best`, the fastest ok measurement per (generator, signature, device target, CU count, device
-// kind, problem), kept by a trigger so that select() reads one small table.
+// kind, problem), kept by a trigger (kBestTrigger) so that select() reads one small table.
 const char* kStep2 = R"sql(
 CREATE TABLE best(
   generator TEXT NOT NULL,
@@ -107,6 +107,8 @@ CREATE TABLE best(
   variant_id INTEGER NOT NULL,
   median_ms REAL NOT NULL,
   PRIMARY KEY(generator, signature, target_id, compute_units, device_kind, problem)) WITHOUT ROWID;
+)sql";
+const char* kBestTrigger = R"sql(
 CREATE TRIGGER measurements_best AFTER INSERT ON measurements
 WHEN NEW.status = 'ok' AND NEW.median_ms IS NOT NULL
 BEGIN
@@ -120,6 +122,38 @@ BEGIN
     measurement_id = excluded.measurement_id, variant_id = excluded.variant_id, median_ms = excluded.median_ms
   WHERE excluded.median_ms < best.median_ms;
 END;
+)sql";
+
+// Version 3: the device key also holds the SM clock, memory clock, memory bus width and L2 size (the same name
+// with other clocks, such as a power-limited variant, is another device). SQLite cannot change a UNIQUE
+// constraint in place, so the table is rebuilt with the same ids (SQLite's documented procedure: foreign keys
+// off, which Database::open does around a migration, and the trigger that reads `devices` dropped and made
+// again). Old rows get 0: unknown.
+const char* kStep3 = R"sql(
+DROP TRIGGER measurements_best;
+CREATE TABLE devices_v3(
+  id INTEGER PRIMARY KEY,
+  vendor TEXT NOT NULL CHECK(vendor IN ('amd','nvidia')),
+  target_id TEXT NOT NULL,
+  isa TEXT NOT NULL,
+  name TEXT NOT NULL,
+  compute_units INTEGER NOT NULL,
+  memory_bytes INTEGER NOT NULL,
+  driver_version TEXT NOT NULL,
+  runtime_version TEXT NOT NULL,
+  emulated INTEGER NOT NULL CHECK(emulated IN (0,1)),
+  clock_khz INTEGER NOT NULL DEFAULT 0,
+  memory_clock_khz INTEGER NOT NULL DEFAULT 0,
+  memory_bus_bits INTEGER NOT NULL DEFAULT 0,
+  l2_bytes INTEGER NOT NULL DEFAULT 0,
+  UNIQUE(vendor, target_id, name, compute_units, memory_bytes, driver_version, runtime_version, emulated, clock_khz,
+         memory_clock_khz, memory_bus_bits, l2_bytes));
+INSERT INTO devices_v3(id, vendor, target_id, isa, name, compute_units, memory_bytes, driver_version,
+                       runtime_version, emulated)
+  SELECT id, vendor, target_id, isa, name, compute_units, memory_bytes, driver_version, runtime_version, emulated
+  FROM devices;
+DROP TABLE devices;
+ALTER TABLE devices_v3 RENAME TO devices;
 )sql";
 
 // Rebuilds `best` from every measurement (the v1 -> v2 migration, and after gc or merge).
@@ -140,12 +174,17 @@ ON CONFLICT(generator, signature, target_id, compute_units, device_kind, problem
 void rebuild_best(sqlite3* db, const std::string& context) { exec(db, kRebuildBest, context); }
 
 void migrate(sqlite3* db, int from_version, int target, const std::string& context) {
-  static const char* steps[] = {kStep1, kStep2};
+  static const char* steps[] = {kStep1, kStep2, kStep3};
   if (target > static_cast<int>(std::size(steps))) throw Error("internal: no migration to version " + std::to_string(target));
   for (int v = from_version; v < target; ++v) {
-    exec(db, steps[v], context + ": migrating to schema version " + std::to_string(v + 1));
+    const std::string what = context + ": migrating to schema version " + std::to_string(v + 1);
+    exec(db, steps[v], what);
+    if (v + 1 >= 2) exec(db, kBestTrigger, what); // step 3 dropped it (it reads `devices`)
     if (v + 1 == 2 && from_version >= 1) rebuild_best(db, context);
   }
+  // A rebuilt table keeps every id, so nothing may dangle (foreign keys are off during a migration).
+  Stmt fk(db, "PRAGMA foreign_key_check");
+  if (fk.step()) throw Error(context + ": migration left a dangling reference in table " + fk.text(0));
   exec(db, ("PRAGMA application_id = " + std::to_string(kApplicationId)).c_str(), context);
   exec(db, ("PRAGMA user_version = " + std::to_string(target)).c_str(), context);
 }

@@ -1,10 +1,14 @@
 // The CUDA backend against a stand-in driver (fake/fake_libcuda.cpp, loaded through ISATUNE_CUDA_LIBRARY before
 // anything opens the driver): properties, memory, module loading, plain and cluster launches with the packed
-// argument buffer, dynamic shared memory above 48 KiB, tensor maps, and the errors of each. Nothing executes:
+// argument buffer, module and library loading, dynamic shared memory above 48 KiB, tensor maps, and the errors of
+// each. Nothing executes:
 // what is checked is what the backend asks of the driver (nothing here has run against a real driver yet).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -18,11 +22,14 @@ namespace {
 
 namespace loader = isatune::loader;
 
-// Before main: the backend reads the variable when it first opens the driver.
-const int kUseFakeDriver = setenv("ISATUNE_CUDA_LIBRARY", FAKE_CUDA_LIBRARY, 1);
+// Before main: the backend reads the variable when it first opens the driver. A child run of this program with
+// FAKE_CUDA_OLD_DRIVER set gets the stand-in for an older driver (CudaBackend.AnOlderDriver... starts it).
+const bool kOldDriver = std::getenv("FAKE_CUDA_OLD_DRIVER") != nullptr;
+const char* const kFakeLibrary = kOldDriver ? FAKE_CUDA_OLD_LIBRARY : FAKE_CUDA_LIBRARY;
+const int kUseFakeDriver = setenv("ISATUNE_CUDA_LIBRARY", kFakeLibrary, 1);
 
 template <class F> F fake(const char* name) {
-  void* h = dlopen(FAKE_CUDA_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
+  void* h = dlopen(kFakeLibrary, RTLD_NOW | RTLD_NOLOAD);
   EXPECT_NE(h, nullptr) << "the stand-in driver is not loaded";
   void* p = h ? dlsym(h, name) : nullptr;
   EXPECT_NE(p, nullptr) << name;
@@ -62,6 +69,18 @@ isatune::CodeObject ptx_object(uint32_t shared_bytes = 0) {
   return c;
 }
 
+// The driver calls made since call number `from`.
+std::vector<std::string> calls_since(size_t from) {
+  std::vector<std::string> out;
+  size_t n = fake<size_t (*)()>("fake_cuda_call_count")();
+  for (size_t i = from; i < n; ++i) out.push_back(fake<const char* (*)(size_t)>("fake_cuda_call")(i));
+  return out;
+}
+size_t call_count() { return fake<size_t (*)()>("fake_cuda_call_count")(); }
+bool has(const std::vector<std::string>& calls, const std::string& c) {
+  return std::find(calls.begin(), calls.end(), c) != calls.end();
+}
+
 std::shared_ptr<loader::Device> open() {
   (void)kUseFakeDriver;
   return loader::open_device("cuda:0");
@@ -76,7 +95,14 @@ TEST(CudaBackend, PropertiesFromTheDriver) {
       EXPECT_EQ(d.name, "NVIDIA H200 (fake)");
       EXPECT_EQ(d.isa, "sm_90a"); // 9.0: the arch-specific features are there
       EXPECT_EQ(d.compute_units, 132u);
-      EXPECT_EQ(d.shared_bytes_per_workgroup, 227u * 1024);
+      EXPECT_EQ(d.shared_bytes_per_workgroup, 227u * 1024); // the opt-in limit
+      EXPECT_EQ(d.default_shared_bytes_per_workgroup, 48u * 1024);
+      EXPECT_EQ(d.clock_khz, 1980000u);
+      EXPECT_EQ(d.memory_clock_khz, 3201000u);
+      EXPECT_EQ(d.memory_bus_bits, 6144u);
+      EXPECT_EQ(d.l2_bytes, 50ull << 20);
+      EXPECT_EQ(d.shared_bytes_per_cu, 228u * 1024);
+      EXPECT_EQ(d.registers_per_cu, 65536u);
       EXPECT_EQ(d.wave_size, 32u);
       EXPECT_EQ(d.driver_version, "cuda driver 13.0");
       EXPECT_FALSE(d.emulated);
@@ -214,13 +240,175 @@ TEST(CudaBackend, CodeForAnotherTargetIsRejected) {
   EXPECT_THROW(dev->load(code), isatune::InputError);
   code.isa = "sm_80"; // PTX for sm_80: the driver compiles it for 9.0
   code.bytes.pop_back(); // without its NUL: the backend adds one for cuModuleLoadData
+  size_t from = call_count();
   EXPECT_NO_THROW(dev->load(code));
-  auto calls = fake<size_t (*)()>("fake_cuda_call_count")();
-  EXPECT_EQ(std::string(fake<const char* (*)(size_t)>("fake_cuda_call")(calls - 1)), "cuModuleLoadData ptx");
+  EXPECT_TRUE(has(calls_since(from), "cuLibraryLoadData ptx"));
   code.format = isatune::CodeFormat::elf; // SASS for sm_80 does not run on 9.0
   EXPECT_THROW(dev->load(code), isatune::InputError);
   auto big = ptx_object(228 * 1024);
   EXPECT_THROW(dev->load(big), isatune::InputError);
+}
+
+} // namespace
+
+namespace {
+
+TEST(CudaBackend, LibrariesLoadWhenTheDriverHasThemElseModules) {
+  auto dev = open();
+  auto code = ptx_object();
+  size_t from = call_count();
+  {
+    auto m = dev->load(code);
+    m->function("k");
+    auto calls = calls_since(from);
+    EXPECT_TRUE(has(calls, "cuLibraryLoadData ptx"));
+    EXPECT_TRUE(has(calls, "cuLibraryGetKernel k"));
+    EXPECT_TRUE(has(calls, "cuKernelGetFunction"));
+    EXPECT_FALSE(has(calls, "cuModuleLoadData ptx"));
+  }
+  EXPECT_TRUE(has(calls_since(from), "cuLibraryUnload")); // the module's end unloads the library
+
+  // A kernel the library lacks: the error names the call and the kernel.
+  auto missing = ptx_object();
+  missing.kernels[0].name = missing.kernels[0].symbol = "missing";
+  auto m = dev->load(missing);
+  try {
+    m->function("missing");
+    FAIL() << "a kernel the library lacks was found";
+  } catch (const isatune::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuLibraryGetKernel missing"), std::string::npos) << e.what();
+  }
+  // A failing load names cuLibraryLoadData.
+  fake<void (*)(int)>("fake_cuda_fail_next")(218); // CUDA_ERROR_INVALID_PTX
+  try {
+    dev->load(code);
+    FAIL() << "a failing cuLibraryLoadData was not reported";
+  } catch (const isatune::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuLibraryLoadData"), std::string::npos) << e.what();
+  }
+
+  // ISATUNE_CUDA_LOADER=module: the older module API (what a driver without cuLibrary* gets).
+  setenv("ISATUNE_CUDA_LOADER", "module", 1);
+  from = call_count();
+  dev->load(code)->function("k");
+  unsetenv("ISATUNE_CUDA_LOADER");
+  auto calls = calls_since(from);
+  EXPECT_TRUE(has(calls, "cuModuleLoadData ptx"));
+  EXPECT_TRUE(has(calls, "cuModuleGetFunction k"));
+  EXPECT_FALSE(has(calls, "cuLibraryLoadData ptx"));
+}
+
+TEST(CudaBackend, DynamicSharedMemoryOptsInOnceAndNamesTheKernelPastTheLimit) {
+  auto dev = open();
+  auto code = ptx_object(4 * 1024); // 4 KiB of static shared memory
+  auto f = dev->load(code)->function("k");
+  std::vector<uint8_t> args(8, 1);
+  loader::LaunchConfig c;
+  c.grid = {1, 1, 1};
+  c.block = {128, 1, 1};
+  const std::string set_attribute = "cuFuncSetAttribute 8 ";
+  auto attribute_calls = [&](size_t from) {
+    size_t n = 0;
+    for (const auto& s : calls_since(from)) n += s.rfind(set_attribute, 0) == 0;
+    return n;
+  };
+  // 44 KiB + 4 static: within the default, no attribute.
+  size_t from = call_count();
+  c.dynamic_shared_bytes = 44 * 1024;
+  dev->launch(*f, c, args);
+  EXPECT_EQ(attribute_calls(from), 0u);
+  // 45 KiB + 4 static is past 48 KiB: the attribute first, once for repeated launches of the same size.
+  c.dynamic_shared_bytes = 45 * 1024;
+  dev->launch(*f, c, args);
+  dev->launch(*f, c, args);
+  EXPECT_EQ(attribute_calls(from), 1u);
+  EXPECT_TRUE(has(calls_since(from), set_attribute + std::to_string(45 * 1024)));
+  // A larger request raises it again.
+  c.dynamic_shared_bytes = 200 * 1024;
+  dev->launch(*f, c, args);
+  EXPECT_EQ(attribute_calls(from), 2u);
+  EXPECT_EQ(last_launch().v[9], 200u * 1024);
+  // 224 KiB + 4 static exceeds the 227 KiB opt-in limit: an InputError naming the kernel and the limit, and
+  // nothing launched.
+  c.dynamic_shared_bytes = 224 * 1024;
+  size_t launches = fake<size_t (*)()>("fake_cuda_launch_count")();
+  try {
+    dev->launch(*f, c, args);
+    FAIL() << "a launch past the opt-in limit went ahead";
+  } catch (const isatune::InputError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("kernel k"), std::string::npos) << what;
+    EXPECT_NE(what.find(std::to_string(227 * 1024)), std::string::npos) << what;
+    EXPECT_NE(what.find("opt-in"), std::string::npos) << what;
+  }
+  EXPECT_EQ(fake<size_t (*)()>("fake_cuda_launch_count")(), launches);
+  // The driver refusing the attribute: the error names the call and the kernel.
+  auto g = dev->load(code)->function("k");
+  c.dynamic_shared_bytes = 100 * 1024;
+  fake<void (*)(int)>("fake_cuda_fail_next")(1);
+  try {
+    dev->launch(*g, c, args);
+    FAIL() << "a failing cuFuncSetAttribute was not reported";
+  } catch (const isatune::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("MAX_DYNAMIC_SHARED_SIZE_BYTES) k"), std::string::npos) << e.what();
+  }
+}
+
+} // namespace
+
+namespace {
+
+// A driver without CUDA 12's optional calls: modules through cuModuleLoadData, and clear errors for what needs
+// the missing ones. Runs in a child process (the backend opens the driver once per process).
+TEST(CudaOldDriver, ModulesAndClearErrorsForTheMissingCalls) {
+  if (!kOldDriver)
+    GTEST_SKIP() << "runs in a child process started by CudaBackend.AnOlderDriverWithoutTheOptionalCalls";
+  auto dev = open();
+  size_t from = call_count();
+  auto f = dev->load(ptx_object())->function("k");
+  auto calls = calls_since(from);
+  EXPECT_TRUE(has(calls, "cuModuleLoadData ptx"));
+  EXPECT_TRUE(has(calls, "cuModuleGetFunction k"));
+  std::vector<uint8_t> args(8, 1);
+  loader::LaunchConfig c;
+  c.grid = {4, 1, 1};
+  c.block = {128, 1, 1};
+  c.dynamic_shared_bytes = 100 * 1024; // the opt-in does not need CUDA 12
+  dev->launch(*f, c, args);
+  EXPECT_EQ(fake<int (*)()>("fake_cuda_dynamic_shared_attribute")(), 100 * 1024);
+  c.cluster = {2, 1, 1};
+  try {
+    dev->launch(*f, c, args);
+    FAIL() << "a cluster launch went ahead without cuLaunchKernelEx";
+  } catch (const isatune::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no cuLaunchKernelEx"), std::string::npos) << e.what();
+  }
+  isatune::TensorMapTiledArgs a;
+  a.rank = 2;
+  try {
+    dev->encode_tensor_map(a);
+    FAIL() << "a tensor map was encoded without cuTensorMapEncodeTiled";
+  } catch (const isatune::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no cuTensorMapEncodeTiled"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaBackend, AnOlderDriverWithoutTheOptionalCalls) {
+  if (kOldDriver) GTEST_SKIP() << "this is the child run";
+  char self[4096] = {};
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT_GT(n, 0);
+  std::string cmd = "FAKE_CUDA_OLD_DRIVER=1 '" + std::string(self, size_t(n)) +
+                    "' --gtest_filter='CudaOldDriver.*' 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  while (size_t got = fread(buf, 1, sizeof buf, p)) out.append(buf, got);
+  int status = pclose(p);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  EXPECT_NE(out.find("[  PASSED  ] 1 test."), std::string::npos) << out;
+  EXPECT_EQ(out.find("SKIPPED"), std::string::npos) << out;
 }
 
 } // namespace

@@ -134,9 +134,84 @@ TEST(Database, OlderSchemaIsMigratedInOneTransaction) {
   auto ro = [&] { db::Database::open(path, {.read_only = true}); };
   EXPECT_NE(message_of(ro).find("older"), std::string::npos);
   auto d = db::Database::open(path);
-  EXPECT_EQ(d.schema_version(), 2);
+  EXPECT_EQ(d.schema_version(), db::kSchemaVersion);
   EXPECT_EQ(count(d, "SELECT count(*) FROM best"), 1);
   EXPECT_NO_THROW(ro());
+}
+
+// Version 3 rebuilt `devices` with the clocks, bus width and L2 size in its key: a version-2 file keeps every
+// row and id, the trigger that keeps `best` still works, and foreign keys are enforced again afterwards.
+TEST(Database, VersionTwoFileKeepsEverythingWhenTheDeviceKeyGrows) {
+  auto dir = testutil::temp_dir();
+  std::string path = dir + "/v2.db";
+  const std::string sha = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    db::detail::exec(raw, "BEGIN", path);
+    db::detail::migrate(raw, 0, 2, path);
+    db::detail::exec(raw, (R"sql(
+      INSERT INTO devices VALUES(7,'nvidia','sm_90a','sm_90a','NVIDIA H200',132,150754820096,'cuda driver 13.0','',0);
+      INSERT INTO devices VALUES(9,'amd','gfx942','gfx942','CDNA emulator (gfx942)',304,1,'emu','',1);
+      INSERT INTO generators VALUES(1,'gemm','h');
+      INSERT INTO code_objects VALUES(')sql" + sha + R"sql(','nvidia','sm_90a','sm_90a',0,x'',NULL,'t');
+      INSERT INTO variants VALUES(3,1,'{}','{"tile":1}',')sql" + sha + R"sql(','k','{}');
+      INSERT INTO runs VALUES('g1','random','60s','h','t',NULL);
+      INSERT INTO measurements(id,variant_id,device_id,problem,status,median_ms,timing_method,device_kind,measured_at,
+                               run_guid) VALUES
+        (11,3,7,'{"n":1}','ok',2.5,'events','real','t','g1'),
+        (12,3,7,'{"n":2}','ok',4.0,'events','real','t','g1'),
+        (13,3,9,'{"n":1}','runtime',NULL,'emulator-estimate','emulated','t',NULL);
+      COMMIT;)sql").c_str(), path);
+    sqlite3_close(raw);
+  }
+  auto d = db::Database::open(path);
+  EXPECT_EQ(d.schema_version(), 3);
+  auto devices = d.query("SELECT id, name, compute_units, memory_bytes, driver_version, emulated, clock_khz, "
+                         "memory_clock_khz, memory_bus_bits, l2_bytes FROM devices ORDER BY id");
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(std::get<int64_t>(devices[0][0]), 7);
+  EXPECT_EQ(std::get<std::string>(devices[0][1]), "NVIDIA H200");
+  EXPECT_EQ(std::get<int64_t>(devices[0][3]), 150754820096);
+  EXPECT_EQ(std::get<std::string>(devices[0][4]), "cuda driver 13.0");
+  EXPECT_EQ(std::get<int64_t>(devices[1][0]), 9);
+  EXPECT_EQ(std::get<int64_t>(devices[1][5]), 1);
+  for (int col = 6; col < 10; ++col) EXPECT_EQ(std::get<int64_t>(devices[0][size_t(col)]), 0) << col;
+  EXPECT_EQ(count(d, "SELECT count(*) FROM measurements WHERE (id = 11 OR id = 12) AND device_id = 7"), 2);
+  EXPECT_EQ(count(d, "SELECT count(*) FROM measurements WHERE id = 13 AND device_id = 9 AND status = 'runtime'"), 1);
+  EXPECT_EQ(count(d, "SELECT count(*) FROM best WHERE measurement_id IN (11, 12)"), 2);
+  EXPECT_EQ(count(d, "SELECT count(*) FROM variants WHERE id = 3"), 1);
+  EXPECT_EQ(count(d, "SELECT count(*) FROM runs"), 1);
+  auto report = d.verify();
+  EXPECT_TRUE(report.integrity_ok);
+  EXPECT_TRUE(report.problems.empty()) << report.problems.front();
+
+  // The old key with unknown clocks finds the old row; the same GPU with known clocks is another device.
+  db::DeviceRecord h200{"nvidia", "sm_90a", "sm_90a", "NVIDIA H200", 132, 150754820096, "cuda driver 13.0", "", false};
+  EXPECT_EQ(d.record_device(h200), 7);
+  h200.clock_khz = 1980000;
+  h200.memory_clock_khz = 3201000;
+  h200.memory_bus_bits = 6144;
+  h200.l2_bytes = 50ull << 20;
+  int64_t known = d.record_device(h200);
+  EXPECT_NE(known, 7);
+  EXPECT_EQ(d.record_device(h200), known);
+  h200.clock_khz = 1500000; // a variant with a lower rated clock
+  EXPECT_NE(d.record_device(h200), known);
+
+  // The trigger was made again: a faster measurement replaces the best one.
+  db::MeasurementRecord m;
+  m.variant_id = 3;
+  m.device_id = 7;
+  m.problem = R"({"n":1})";
+  m.median_ms = 1.5;
+  m.count = 3;
+  int64_t faster = d.record_measurement(m);
+  EXPECT_EQ(count(d, "SELECT measurement_id FROM best WHERE problem = '{\"n\":1}' AND device_kind = 'real'"), faster);
+  // Foreign keys are on again after the migration.
+  m.device_id = 99;
+  EXPECT_THROW(d.record_measurement(m), Error);
+  EXPECT_NO_THROW(db::Database::open(path, {.read_only = true}));
 }
 
 TEST(Database, EightProcessesWriteConcurrently) {

@@ -63,6 +63,10 @@ TuningRecorder::TuningRecorder(db::Database& db, const TuningJob& job, const loa
   d.memory_bytes = device.memory_bytes;
   d.driver_version = device.driver_version;
   d.emulated = device.emulated;
+  d.clock_khz = device.clock_khz;
+  d.memory_clock_khz = device.memory_clock_khz;
+  d.memory_bus_bits = device.memory_bus_bits;
+  d.l2_bytes = device.l2_bytes;
   device_id_ = db_.record_device(d);
   // The toolchain that made the code objects: LLVM for CDNA; for PTX, ptxas when it compiles the candidates
   // (its cubin is what a GPU runs), else the PTX text as generated ("ptx", run by the emulator or the driver).

@@ -1,6 +1,7 @@
 #include "isatune/tune/variant_runner.h"
 
 #include <algorithm>
+#include <tuple>
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -43,8 +44,37 @@ double percentile(std::vector<double> v, double q) {
 
 } // namespace
 
+namespace {
+// sm_XY[a|f] -> {X, Y, arch-specific}; nullopt for anything else.
+std::optional<std::tuple<int, int, bool>> parse_sm(const std::string& isa) {
+  if (isa.rfind("sm_", 0) != 0 || isa.size() < 5) return std::nullopt;
+  const bool specific = isa.back() == 'a' || isa.back() == 'f';
+  const std::string digits = isa.substr(3, isa.size() - 3 - (specific ? 1 : 0));
+  if (digits.size() < 2 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const int cc = std::stoi(digits);
+  return std::tuple{cc / 10, cc % 10, specific};
+}
+
+// SASS is binary compatible within a major version, forwards only; arch-specific SASS on its own chip only.
+bool cubin_runs_on(const std::string& code_isa, const std::string& device_isa) {
+  auto c = parse_sm(code_isa), d = parse_sm(device_isa);
+  if (!c || !d) return code_isa == device_isa;
+  const auto [cmaj, cmin, specific] = *c;
+  const auto [dmaj, dmin, unused] = *d;
+  (void)unused;
+  if (specific) return cmaj == dmaj && cmin == dmin;
+  return cmaj == dmaj && cmin <= dmin;
+}
+} // namespace
+
 const CodeObject& Compiled::code_for(const loader::DeviceProperties& device) const {
-  return machine_code && !device.emulated ? *machine_code : code;
+  if (!machine_code || device.emulated) return code;
+  return cubin_runs_on(machine_code->isa, device.isa) ? *machine_code : code;
+}
+
+uint64_t flush_bytes_for(const TimingOptions& timing, const loader::DeviceProperties& device) {
+  if (!timing.flush_bytes) return 0;
+  return std::max<uint64_t>(timing.flush_bytes, 2 * device.l2_bytes);
 }
 
 std::string ptxas_unavailable_reason() {
@@ -229,14 +259,15 @@ RunResult run_variant(loader::Device& device, const Compiled& compiled, const Va
       const int warmup = emulated ? 0 : options.timing.warmup;
       for (int i = 0; i < warmup; ++i) launch_all();
       loader::DevicePtr flush = 0;
-      if (!emulated && options.timing.flush_bytes) flush = dev.alloc(options.timing.flush_bytes);
+      const uint64_t flush_bytes = flush_bytes_for(options.timing, device.properties());
+      if (!emulated && flush_bytes) flush = dev.alloc(flush_bytes);
       auto begin = device.create_event(), end = device.create_event();
       std::vector<double> times;
       double spent = 0;
       const int min_reps = emulated ? 1 : options.timing.min_reps;
       const int max_reps = emulated ? 1 : options.timing.max_reps;
       while (int(times.size()) < max_reps && (int(times.size()) < min_reps || spent < options.timing.budget_ms)) {
-        if (flush) device.fill(flush, uint8_t(times.size()), options.timing.flush_bytes);
+        if (flush) device.fill(flush, uint8_t(times.size()), flush_bytes);
         device.record(*begin);
         launch_all();
         device.record(*end);

@@ -123,7 +123,14 @@ nlohmann::json to_json(const loader::DeviceProperties& p) {
           {"wave_size", p.wave_size},
           {"max_workgroup_size", p.max_workgroup_size},
           {"driver_version", p.driver_version},
-          {"emulated", p.emulated}};
+          {"emulated", p.emulated},
+          {"clock_khz", p.clock_khz},
+          {"memory_clock_khz", p.memory_clock_khz},
+          {"memory_bus_bits", p.memory_bus_bits},
+          {"l2_bytes", p.l2_bytes},
+          {"default_shared_bytes_per_workgroup", p.default_shared_bytes_per_workgroup},
+          {"shared_bytes_per_cu", p.shared_bytes_per_cu},
+          {"registers_per_cu", p.registers_per_cu}};
 }
 
 loader::DeviceProperties properties_from_json(const nlohmann::json& j) {
@@ -141,6 +148,14 @@ loader::DeviceProperties properties_from_json(const nlohmann::json& j) {
   p.max_workgroup_size = j.at("max_workgroup_size");
   p.driver_version = j.at("driver_version");
   p.emulated = j.at("emulated");
+  // The driver-read properties (the parent records them in the device key; 0 where the backend has none).
+  p.clock_khz = j.value("clock_khz", 0u);
+  p.memory_clock_khz = j.value("memory_clock_khz", 0u);
+  p.memory_bus_bits = j.value("memory_bus_bits", 0u);
+  p.l2_bytes = j.value("l2_bytes", uint64_t(0));
+  p.default_shared_bytes_per_workgroup = j.value("default_shared_bytes_per_workgroup", 0u);
+  p.shared_bytes_per_cu = j.value("shared_bytes_per_cu", 0u);
+  p.registers_per_cu = j.value("registers_per_cu", 0u);
   return p;
 }
 

@@ -1,8 +1,11 @@
 // A stand-in for libcuda.so.1 with the driver calls isatune's CUDA backend makes, so the backend's logic
-// (properties, memory, module loading, launches, cluster launches, tensor maps, error paths) is tested on a
+// (properties, memory, module and library loading, launches, cluster launches, dynamic shared memory opt-in,
+// tensor maps, error paths) is tested on a
 // machine without an NVIDIA driver. One "NVIDIA H200 (fake)" of compute capability 9.0; device memory is host
-// memory; nothing executes. Declarations follow the CUDA driver API documentation (cuda.h 13.0); every call is
-// logged and the log is read back through fake_cuda_* functions the test finds with dlsym.
+// memory; nothing executes. Built a second time with FAKE_CUDA_OLD_DRIVER: a CUDA 11-like driver without the
+// optional calls (cuLibrary*, cuKernelGetFunction, cuLaunchKernelEx, cuTensorMapEncodeTiled). Declarations
+// follow the CUDA driver API documentation (cuda.h 13.0); every call is logged and the log is read back
+// through fake_cuda_* functions the test finds with dlsym.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -128,7 +131,13 @@ int cuDeviceGetAttribute(int* v, int attr, int) {
   case 1: *v = 1024; return 0;    // max threads per block
   case 8: *v = 48 * 1024; return 0; // shared per block
   case 10: *v = 32; return 0;     // warp size
+  case 13: *v = 1980000; return 0; // SM clock, kHz
   case 16: *v = 132; return 0;    // SMs
+  case 36: *v = 3201000; return 0; // memory clock, kHz
+  case 37: *v = 6144; return 0;   // memory bus, bits
+  case 38: *v = 50 * 1024 * 1024; return 0; // L2 bytes
+  case 81: *v = 228 * 1024; return 0; // shared per SM
+  case 82: *v = 65536; return 0;  // registers per SM
   case 75: *v = 9; return 0;      // cc major
   case 76: *v = 0; return 0;      // cc minor
   case 97: *v = 227 * 1024; return 0; // shared per block opt-in
@@ -190,20 +199,50 @@ int cuModuleGetFunction(void** f, void*, const char* name) {
   return 0;
 }
 int cuFuncSetAttribute(void*, int attr, int value) {
+  log("cuFuncSetAttribute " + std::to_string(attr) + " " + std::to_string(value));
+  if (int f = take_failure()) return f;
   if (attr == 8) g.func_attr_dynamic = value;
   return 0;
 }
+#ifndef FAKE_CUDA_OLD_DRIVER
+// The library API (CUDA 12.0+): a library is context-independent; its kernels give per-context functions.
+int cuLibraryLoadData(void** lib, const void* code, void*, void**, unsigned, void*, void**, unsigned) {
+  log(std::string("cuLibraryLoadData ") + (std::memcmp(code, "\x7f" "ELF", 4) == 0 ? "elf" : "ptx"));
+  if (int f = take_failure()) return f;
+  static int library;
+  *lib = &library;
+  return 0;
+}
+int cuLibraryUnload(void*) {
+  log("cuLibraryUnload");
+  return 0;
+}
+int cuLibraryGetKernel(void** kernel, void*, const char* name) {
+  log(std::string("cuLibraryGetKernel ") + name);
+  if (std::strcmp(name, "missing") == 0) return 500; // CUDA_ERROR_NOT_FOUND
+  static int k;
+  *kernel = &k;
+  return 0;
+}
+int cuKernelGetFunction(void** f, void*) {
+  log("cuKernelGetFunction");
+  static int fn;
+  *f = &fn;
+  return 0;
+}
+#endif
 int cuLaunchKernel(void*, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                    unsigned shared, void*, void**, void** extra) {
-  LaunchRecord r{"cuLaunchKernel", {gx, gy, gz}, {bx, by, bz}, shared};
+  LaunchRecord r{"cuLaunchKernel", {gx, gy, gz}, {bx, by, bz}, shared, {1, 1, 1}, 0, {}};
   record_params(r, extra);
   g.launches.push_back(r);
   log("cuLaunchKernel");
   return take_failure();
 }
+#ifndef FAKE_CUDA_OLD_DRIVER
 int cuLaunchKernelEx(const LaunchConfig* c, void*, void**, void** extra) {
   LaunchRecord r{"cuLaunchKernelEx", {c->grid_x, c->grid_y, c->grid_z}, {c->block_x, c->block_y, c->block_z},
-                 c->shared_bytes};
+                 c->shared_bytes, {1, 1, 1}, 0, {}};
   r.num_attrs = c->num_attrs;
   for (unsigned i = 0; i < c->num_attrs; ++i)
     if (c->attrs[i].id == 4) { // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
@@ -226,6 +265,7 @@ int cuTensorMapEncodeTiled(void* map, int type, unsigned rank, void*, const unsi
   std::memset(map, 0xC5, 128); // opaque bytes, recognisable
   return 0;
 }
+#endif
 int cuEventCreate(void** e, unsigned) {
   *e = new double(0);
   return 0;

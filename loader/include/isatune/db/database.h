@@ -17,7 +17,7 @@ namespace isatune::db {
 
 // The schema this library writes. Older files are migrated in one transaction when opened for writing;
 // newer ones are refused.
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 // PRAGMA application_id of an isatune database ("isat").
 constexpr int32_t kApplicationId = 0x69736174;
 
@@ -43,6 +43,11 @@ struct DeviceRecord {
   std::string driver_version;
   std::string runtime_version;
   bool emulated = false;
+  // Part of the device key since schema version 3 (0: unknown, as for devices recorded before).
+  uint32_t clock_khz = 0;
+  uint32_t memory_clock_khz = 0;
+  uint32_t memory_bus_bits = 0;
+  uint64_t l2_bytes = 0;
 };
 
 struct RunRecord {

@@ -29,6 +29,16 @@ struct DeviceProperties {
   uint32_t max_workgroup_size = 1024;
   std::string driver_version;   // runtime/driver version, or the emulator's version
   bool emulated = false;        // timings are estimates, never mixed with real measurements
+  // Read from the driver where the backend can (0: not known). The clocks, bus width and L2 size are part of
+  // the database's device key: the same name with other clocks (a power-limited variant, as H200 NVL is of
+  // H200 SXM) is another device. The driver reports the rated clocks, not the current ones.
+  uint32_t clock_khz = 0;                  // SM (shader) clock
+  uint32_t memory_clock_khz = 0;           // peak memory clock
+  uint32_t memory_bus_bits = 0;            // global memory bus width
+  uint64_t l2_bytes = 0;                   // last-level (L2) cache
+  uint32_t default_shared_bytes_per_workgroup = 0; // what a launch may use without opting in (NVIDIA: 48 KiB)
+  uint32_t shared_bytes_per_cu = 0;        // per CU / SM, all resident workgroups together
+  uint32_t registers_per_cu = 0;           // 32-bit registers per CU / SM
 };
 
 // A device address.

@@ -37,7 +37,8 @@ struct Compiled {
   std::vector<std::string> prune_reasons;
   double generate_s = 0, assemble_s = 0;
 
-  // The code object `device` should load: the cubin on a GPU when there is one, else `code`.
+  // The code object `device` should load: the cubin on a GPU it runs on (sm_XY on X.Z with Z >= Y, an sm_XYa
+  // one only on X.Y), else `code` (on a GPU: the PTX, which the driver compiles, e.g. sm_80 code on an H200).
   const CodeObject& code_for(const loader::DeviceProperties& device) const;
 };
 
@@ -61,6 +62,10 @@ struct TimingOptions {
   // reads its inputs from memory (0: no flush).
   uint64_t flush_bytes = 512ull << 20;
 };
+
+// The bytes written before each repetition on `device`: flush_bytes, raised to twice the L2 cache where the
+// backend read its size (the CUDA driver does), so that a larger cache never keeps inputs hot. 0 stays 0.
+uint64_t flush_bytes_for(const TimingOptions& timing, const loader::DeviceProperties& device);
 
 struct Timing {
   double median_ms = 0, p20_ms = 0, p80_ms = 0, min_ms = 0;
