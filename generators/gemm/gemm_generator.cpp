@@ -296,6 +296,7 @@ std::vector<const GemmPtxBackend*> gemm_ptx_backends() {
   // FAMILIES: each PTX GEMM family adds its factory here (stateless, shared across threads).
   static const std::vector<std::unique_ptr<GemmPtxBackend>> owned = [] {
     std::vector<std::unique_ptr<GemmPtxBackend>> v;
+    v.push_back(make_sm90a_gemm_backend());
     return v;
   }();
   std::vector<const GemmPtxBackend*> out;
