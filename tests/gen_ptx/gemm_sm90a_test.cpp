@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "isatune/error.h"
+#include "isatune/gen/buffers.h"
 #include "isatune/toolchain/ptx_text_object.h"
 #include "ptx_sweep.h"
 
@@ -183,6 +184,53 @@ TEST(Sm90aGemm, PersistentGridLoopsOverMoreTilesThanCtas) {
   const auto o = run_point(spec, problem, 7);
   EXPECT_EQ(o.result.status, tune::Status::ok) << describe(spec, problem, o.result);
   EXPECT_TRUE(o.result.diagnostics.empty()) << describe(spec, problem, o.result);
+}
+
+// beta = 0: C is not read. C holds NaN everywhere (all-ones bits: NaN in f32, f16 and bf16); D must still be
+// alpha * op(A) * op(B), with no emulator report, for each cd type.
+TEST(Sm90aGemm, BetaZeroDoesNotReadANanC) {
+  for (const char* cd : {"f32", "bf16"}) {
+    const gen::Signature sig = signature("bf16", cd, "TT");
+    const gen::Params p = params_of(sig, {"tile_m=64", "tile_n=64", "consumers=1", "stages=2"});
+    const tune::VariantSpec spec = spec_of(sig, p);
+    const gen::Problem problem{{"M", 70}, {"N", 65}, {"K", 90}, {"lda", 96}, {"ldb", 72}};
+    const tune::Compiled c = tune::compile_variant(spec, {.ptxas = false});
+    auto& dev = gen_ptx_test::emu_device("sm_90a");
+    auto module = dev.load(c.code);
+    const auto specs = gemm().buffers(sig, problem);
+    gen::HostBuffers host = gen::make_buffers(specs, 11);
+    std::fill(host.bytes[2].begin(), host.bytes[2].end(), uint8_t(0xFF));
+    std::vector<uint64_t> addresses;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      addresses.push_back(dev.alloc(std::max<size_t>(16, host.bytes[i].size())));
+      dev.copy_to_device(addresses.back(), host.bytes[i].data(), host.bytes[i].size());
+    }
+    const std::map<std::string, double> scalars{{"alpha", 1.25}, {"beta", 0.0}};
+    auto launches = gemm().launches("sm_90a", sig, p, problem, addresses, scalars);
+    ASSERT_EQ(launches.size(), 1u);
+    auto& l = launches[0];
+    for (const auto& tm : l.tensor_maps) {
+      const TensorMap m = dev.encode_tensor_map(tm.map);
+      std::copy(m.bytes.begin(), m.bytes.end(), l.kernargs.begin() + tm.kernarg_offset);
+    }
+    loader::LaunchConfig cfg;
+    cfg.grid = {l.grid.x, l.grid.y, l.grid.z};
+    cfg.block = {l.block.x, l.block.y, l.block.z};
+    cfg.dynamic_shared_bytes = l.dynamic_shared_bytes;
+    dev.take_diagnostics();
+    dev.launch(*module->function(l.kernel), cfg, l.kernargs);
+    dev.synchronize();
+    const auto reports = dev.take_diagnostics();
+    EXPECT_TRUE(reports.empty()) << reports.front();
+    std::vector<std::vector<double>> want = host.values;
+    gemm().reference(sig, problem, scalars, want);
+    std::vector<uint8_t> bytes(host.bytes[3].size());
+    dev.copy_to_host(bytes.data(), addresses[3], bytes.size());
+    const gen::Mismatch mm = gen::compare_output(specs[3], gen::decode_all(specs[3].dtype, bytes), want[3]);
+    EXPECT_LE(mm.max_rel_error, gen::tolerance(gemm().output_dtype(sig))) << cd << " row " << mm.row << " col "
+                                                                          << mm.col;
+    for (uint64_t a : addresses) dev.free(a);
+  }
 }
 
 // Broken variants are caught: the consumers' final wgmma.wait_group 0 removed (the epilogue reads in-flight
