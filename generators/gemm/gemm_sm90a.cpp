@@ -34,7 +34,8 @@ public:
             {"consumers", nums({1, 2})},
             {"reg_split", {Value::str("40/232"), Value::str("24/240")}, false},
             {"persistent", nums({0, 1}), false},
-            {"group_m", nums({1, 8})}};
+            {"group_m", nums({1, 8})},
+            {"cluster", nums({1, 2})}};
   }
 
   Space space(const std::string&, const GemmSig&) const override {
@@ -60,6 +61,8 @@ public:
                 "consumer",
             "shared memory stages * (tile_m + tile_n) * tile_k * 2 + 16 * stages (mbarriers) + 1024 (base "
             "alignment slack) <= 227 KiB",
+            "cluster is 1 or 2: 2 CTAs of consecutive M tiles share the B tile, each loading its share with TMA "
+            "multicast",
             "launch (not the space): lda and ldb multiples of 8 elements and A, B 16-byte aligned (TMA global "
             "strides and addresses are multiples of 16 bytes); M, N, K < 2^31"};
   }
@@ -113,10 +116,13 @@ public:
     // K-major operands (A 'T', B 'N') load one {64 k, tile rows} box per stage; MN-major ones {64, 64} boxes.
     const TensorMapTiledArgs ma = sig.a_trans ? map(addresses[0], d.k, d.m, d.lda, c.tile_m)
                                               : map(addresses[0], d.m, d.k, d.lda, c.tile_k);
+    // in a cluster each CTA loads its share of a K-major B tile (tile_n / cluster rows) for all of them
     const TensorMapTiledArgs mb = sig.b_trans ? map(addresses[1], d.n, d.k, d.ldb, c.tile_k)
-                                              : map(addresses[1], d.k, d.n, d.ldb, c.tile_n);
+                                              : map(addresses[1], d.k, d.n, d.ldb, c.tile_n / c.cluster);
 
-    const int64_t tiles_m = (d.m + c.tile_m - 1) / c.tile_m, tiles_n = (d.n + c.tile_n - 1) / c.tile_n;
+    // the kernel walks cluster tiles: cluster x 1 CTA tiles (a last CTA past M stores nothing)
+    const int64_t cluster_m = int64_t(c.tile_m) * c.cluster;
+    const int64_t tiles_m = (d.m + cluster_m - 1) / cluster_m, tiles_n = (d.n + c.tile_n - 1) / c.tile_n;
     const int64_t tiles = tiles_m * tiles_n;
     if (tiles >= limit) throw InputError("gemm sm_90a: more than 2^31 output tiles");
     KernargWriter w;
@@ -128,7 +134,9 @@ public:
 
     Launch l;
     l.kernel = sm90a_kernel_name(sig, c);
-    l.grid = {uint32_t(c.persistent ? std::min<int64_t>(tiles, kSm90aPersistentCtas) : tiles), 1, 1};
+    const int64_t clusters = c.persistent ? std::min<int64_t>(tiles, kSm90aPersistentCtas / c.cluster) : tiles;
+    l.grid = {uint32_t(clusters * c.cluster), 1, 1};
+    l.cluster = {uint32_t(c.cluster), 1, 1};
     l.block = {uint32_t(pl.threads), 1, 1};
     l.kernargs = w.bytes();
     l.dynamic_shared_bytes = pl.dynamic_shared_bytes;

@@ -32,6 +32,7 @@ Sm90aConfig decode_sm90a(const Params& p) {
   std::tie(c.producer_regs, c.consumer_regs) = parse_reg_split(param_str(p, "reg_split"));
   c.persistent = param_int(p, "persistent") != 0;
   c.group_m = int_param(p, "group_m");
+  c.cluster = int_param(p, "cluster");
   return c;
 }
 
@@ -75,6 +76,7 @@ std::string why_invalid_sm90a(const Sm90aConfig& c) {
     return "shared memory stages * (tile_m + tile_n) * tile_k * 2 + 16 * stages + 1024 = " +
            std::to_string(pl.dynamic_shared_bytes) + " bytes exceeds 227 KiB";
   if (c.group_m < 1) return "group_m >= 1";
+  if (c.cluster != 1 && c.cluster != 2) return "cluster is 1 or 2 (CTAs sharing B through TMA multicast)";
   return "";
 }
 
@@ -82,7 +84,8 @@ std::string sm90a_kernel_name(const GemmSig& s, const Sm90aConfig& c) {
   return "gemm_sm90a_" + s.layout + "_" + std::string(to_string(s.a)) + "_" + std::string(to_string(s.cd)) + "_" +
          std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) + "x" + std::to_string(c.tile_k) + "_s" +
          std::to_string(c.stages) + "_c" + std::to_string(c.consumers) + "_r" + std::to_string(c.producer_regs) +
-         "_" + std::to_string(c.consumer_regs) + (c.persistent ? "_p" : "") + "_g" + std::to_string(c.group_m);
+         "_" + std::to_string(c.consumer_regs) + (c.persistent ? "_p" : "") + "_g" + std::to_string(c.group_m) +
+         (c.cluster > 1 ? "_x" + std::to_string(c.cluster) : "");
 }
 
 namespace {
@@ -108,7 +111,7 @@ struct Emitter {
   bool a_kmajor, b_kmajor;
   // kernel arguments (loaded once)
   Reg tma_a, tma_b, c_ptr, d_ptr, m, n, kdim, ldc, ldd, tiles_m, tiles_n, k_iters, total_tiles, alpha, beta;
-  Reg base, bars, tid;
+  Reg base, bars, tid, rank, peer;
 
   Reg r32() { return k.reg(RegClass::b32); }
   Reg r64() { return k.reg(RegClass::b64); }
@@ -136,8 +139,20 @@ struct Emitter {
     k.binary("rem", Type::u32, tm, rest, gsz);
     k.add(Type::u32, tm, tm, first);
     k.binary("div", Type::u32, tn, rest, gsz);
-    k.mul_lo(Type::u32, m0, tm, c.tile_m);
+    // a cluster's CTAs take consecutive M tiles of one N tile (they share B)
+    k.mul_lo(Type::u32, m0, tm, c.tile_m * c.cluster);
+    if (c.cluster > 1) k.mad_lo(Type::u32, m0, rank, c.tile_m, m0);
     k.mul_lo(Type::u32, n0, tn, c.tile_n);
+  }
+
+  // The first tile (cluster) of this CTA and the stride of the tile loop.
+  void tile_loop_start(Reg tile, Reg step) {
+    k.mov_sreg(tile, SpecialReg::ctaid_x);
+    k.mov_sreg(step, SpecialReg::nctaid_x);
+    if (c.cluster > 1) {
+      k.binary("div", Type::u32, tile, tile, c.cluster);
+      k.binary("div", Type::u32, step, step, c.cluster);
+    }
   }
 
   // stage index and phase of the ring: advance to the next slot
@@ -171,6 +186,7 @@ struct Emitter {
     auto palpha = k.param("alpha", Type::f32), pbeta = k.param("beta", Type::f32);
     k.dynamic_shared("smem", 1024);
     k.reqntid(uint32_t(pl.threads));
+    if (c.cluster > 1) k.reqnctapercluster(uint32_t(c.cluster));
     k.maxnreg(uint32_t(pl.entry_regs));
 
     tma_a = r64(), tma_b = r64();
@@ -198,6 +214,11 @@ struct Emitter {
 
     tid = r32();
     k.mov_sreg(tid, SpecialReg::tid_x);
+    rank = r32(), peer = r32();
+    if (c.cluster > 1) {
+      k.mov_sreg(rank, SpecialReg::cluster_ctarank);
+      k.binary("xor", Type::b32, peer, rank, 1);
+    }
     // the dynamic base rounded up to the 1024-byte swizzle repeat (its declared alignment is not assured)
     base = r32(), bars = r32();
     k.mov_addr(base, "smem");
@@ -213,11 +234,18 @@ struct Emitter {
     k.bra(done).pred(not_first);
     for (int st = 0; st < c.stages; ++st) {
       k.mbarrier_init(Address(bars, 8 * st), 1);                                      // full: the producer
-      k.mbarrier_init(Address(bars, 8 * (c.stages + st)), 128 * c.consumers); // empty: every consumer thread
+      // empty: every consumer thread of the cluster (a stage's B lands in every CTA's copy)
+      k.mbarrier_init(Address(bars, 8 * (c.stages + st)), 128 * c.consumers * c.cluster);
     }
     k.fence_mbarrier_init();
     k.place(done);
-    k.bar_sync(0);
+    if (c.cluster > 1) { // the peer's barriers are initialised before its multicasts and arrivals reach them
+      const ptx::Requirement cluster_barrier{78, 90, false, "barrier.cluster"};
+      k.raw("barrier.cluster.arrive.release.aligned", {}, cluster_barrier);
+      k.raw("barrier.cluster.wait.acquire.aligned", {}, cluster_barrier);
+    } else {
+      k.bar_sync(0);
+    }
   }
 
   void producer() {
@@ -230,8 +258,7 @@ struct Emitter {
     Reg stage = r32(), phase = r32(), tile = r32(), step = r32();
     k.mov(Type::u32, stage, 0);
     k.mov(Type::u32, phase, 0);
-    k.mov_sreg(tile, SpecialReg::ctaid_x);
-    k.mov_sreg(step, SpecialReg::nctaid_x);
+    tile_loop_start(tile, step);
     k.place(tiles);
     Reg finished = pred();
     k.setp(Cmp::ge, Type::u32, finished, tile, total_tiles);
@@ -265,10 +292,39 @@ struct Emitter {
         load(tma_a, 0, k0, m0);
       else
         mn_major_boxes(tma_a, 0, m0, c.tile_m);
-      if (b_kmajor)
-        load(tma_b, pl.a_stage_bytes, k0, n0);
-      else
-        mn_major_boxes(tma_b, pl.a_stage_bytes, n0, c.tile_n);
+      if (c.cluster == 1) {
+        if (b_kmajor)
+          load(tma_b, pl.a_stage_bytes, k0, n0);
+        else
+          mn_major_boxes(tma_b, pl.a_stage_bytes, n0, c.tile_n);
+      } else {
+        // B is shared by the cluster: each CTA loads its share and multicasts it into every CTA's stage
+        Reg mask = k.reg(RegClass::b16);
+        k.mov(Type::b16, mask, (1 << c.cluster) - 1);
+        auto multicast = [&](uint32_t dst_offset, Reg inner, Reg outer) {
+          Reg dst = r32();
+          k.add(Type::u32, dst, sa, dst_offset);
+          k.tma_load(2, Address(dst), tma_b, {inner, outer}, Address(slot), mask);
+        };
+        if (b_kmajor) { // rows rank * tile_n / cluster ... of the {64, tile_n / cluster} box
+          const int share = c.tile_n / c.cluster;
+          Reg n_share = r32(), dst = r32();
+          k.mad_lo(Type::u32, n_share, rank, share, n0);
+          k.mad_lo(Type::u32, dst, rank, share * 128, sa);
+          k.tma_load(2, Address(dst, pl.a_stage_bytes), tma_b, {k0, n_share}, Address(slot), mask);
+        } else { // 64-row boxes j with j % cluster == rank
+          Reg mine = pred();
+          for (int j = 0; j < c.tile_n / 64; ++j) {
+            Reg coord = r32();
+            k.add(Type::u32, coord, n0, 64 * j);
+            k.setp(Cmp::eq, Type::u32, mine, rank, j % c.cluster);
+            const ptx::Label skip = k.new_label("NOT_MINE");
+            k.bra(skip).pred(mine, true);
+            multicast(pl.a_stage_bytes + uint32_t(j) * kBoxBytes, coord, k0);
+            k.place(skip);
+          }
+        }
+      }
     }
     k.add(Type::u32, k0, k0, c.tile_k);
     advance(stage, phase);
@@ -383,6 +439,18 @@ struct Emitter {
     }
   }
 
+  // Releases a stage: the local empty barrier, and the peer's (its producer multicasts into our stage too).
+  void release(Reg empty, std::optional<Reg> guard) {
+    auto& local = k.mbarrier_arrive(std::nullopt, Address(empty));
+    if (guard) local.pred(*guard);
+    if (c.cluster == 1) return;
+    Reg remote = r32();
+    k.raw("mapa.shared::cluster.u32", {remote, empty, peer}, {78, 90, false, "mapa"});
+    auto& far = k.raw("mbarrier.arrive.release.cluster.shared::cluster.b64",
+                      {Operand::sink(), Operand::sym("[" + remote.name() + "]")}, {80, 90, false, "mbarrier"});
+    if (guard) far.pred(*guard);
+  }
+
   void consumer() {
     k.setmaxnreg(true, uint32_t(c.consumer_regs));
     const ptx::Label done = k.new_label("CONSUMER_DONE"), tiles = k.new_label("CONSUMER_TILE"),
@@ -412,8 +480,7 @@ struct Emitter {
     k.mov(Type::u32, stage, 0);
     k.mov(Type::u32, phase, 0);
     k.mov(Type::u32, released, 0);
-    k.mov_sreg(tile, SpecialReg::ctaid_x);
-    k.mov_sreg(step, SpecialReg::nctaid_x);
+    tile_loop_start(tile, step);
     k.place(tiles);
     Reg finished = pred();
     k.setp(Cmp::ge, Type::u32, finished, tile, total_tiles);
@@ -456,7 +523,7 @@ struct Emitter {
       k.wgmma_commit_group();
       // one group stays in flight: the previous stage's wgmmas are done, release it
       k.wgmma_wait_group(1);
-      k.mbarrier_arrive(std::nullopt, Address(released)).pred(accumulate);
+      release(released, accumulate);
       k.add(Type::u32, released, slot, 8 * c.stages);
     }
     advance(stage, phase);
@@ -465,7 +532,7 @@ struct Emitter {
     k.setp(Cmp::lt, Type::u32, more, it, k_iters);
     k.bra(kloop).pred(more);
     k.wgmma_wait_group(0);
-    k.mbarrier_arrive(std::nullopt, Address(released));
+    release(released, std::nullopt);
 
     Reg row_base = r32(), col_base = r32();
     k.add(Type::u32, row_base, m0, row_in_tile);

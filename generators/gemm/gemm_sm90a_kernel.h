@@ -27,6 +27,7 @@ struct Sm90aConfig {
   int producer_regs = 40, consumer_regs = 232; // setmaxnreg counts
   bool persistent = false;
   int group_m = 8; // tiles of M per group in the grouped raster order (1: row by row)
+  int cluster = 1; // CTAs per cluster along M sharing B through TMA multicast
 };
 
 // Derived numbers (the constraints and the emission read the same ones).

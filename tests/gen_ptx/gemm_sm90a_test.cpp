@@ -55,7 +55,7 @@ gen::Problem random_problem(std::mt19937_64& rng, const gen::Signature& sig, int
 // The sweep size: ISATUNE_SWEEP_POINTS, else a default sized to about a minute on one emulator core.
 int sweep_points() {
   if (const char* v = std::getenv("ISATUNE_SWEEP_POINTS")) return std::max(1, std::atoi(v));
-  return 60;
+  return 80;
 }
 
 void expect_clean_ptxas(const tune::Compiled& c, const std::string& what) {
@@ -100,20 +100,20 @@ TEST(Sm90aGemm, PtxasCompilesTheLargestTilesWithoutSerialisation) {
   if (!have_ptxas()) GTEST_SKIP() << "ptxas is absent";
   const gen::Signature sig = signature("bf16", "bf16", "NT");
   const gen::Space space = gemm().space("sm_90a", sig);
-  std::map<std::tuple<int64_t, int64_t, int64_t>, gen::Params> deepest;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, gen::Params> deepest;
   for (size_t i = 0; i < space.size(); ++i) {
     const gen::Params p = gen::params_of(space, space.valid_config(i));
     if (gen::param_str(p, "reg_split") != "40/232" || gen::param_int(p, "group_m") != 8 ||
         gen::param_int(p, "persistent") != 1)
       continue;
     auto key = std::make_tuple(gen::param_int(p, "tile_m"), gen::param_int(p, "tile_n"),
-                               gen::param_int(p, "consumers"));
+                               gen::param_int(p, "consumers"), gen::param_int(p, "cluster"));
     auto it = deepest.find(key);
     if (it == deepest.end() || gen::param_int(it->second, "stages") < gen::param_int(p, "stages")) deepest[key] = p;
   }
   // 64 x {64..256} and 128 x {64, 128} in one consumer (128x192 and 128x256 do not fit its registers), 128 x
-  // {64..256} in two
-  EXPECT_EQ(deepest.size(), 10u);
+  // {64..256} in two; each with and without a 2-CTA cluster
+  EXPECT_EQ(deepest.size(), 20u);
   for (const auto& [key, p] : deepest) {
     const tune::Compiled c = tune::compile_variant(spec_of(sig, p));
     expect_clean_ptxas(c, gen::format(p));
@@ -267,6 +267,32 @@ TEST(Sm90aGemm, BrokenVariantsAreCaught) {
   const auto short_tx = run_mutant(tx, "], " + std::to_string((128 + 64) * 64 * 2 + 16) + ";");
   EXPECT_NE(short_tx.status, tune::Status::ok);
   EXPECT_FALSE(short_tx.diagnostics.empty()) << short_tx.message;
+}
+
+// In a 2-CTA cluster each consumer also releases the peer's stage (the peer's producer multicasts B into it):
+// without those remote arrivals the producers wait forever, reported as a deadlock.
+TEST(Sm90aGemm, ClusterWithoutRemoteReleaseIsCaught) {
+  const gen::Signature sig = signature("bf16", "f32", "TN");
+  const gen::Params p = params_of(sig, {"tile_m=64", "tile_n=64", "consumers=1", "stages=2", "cluster=2"});
+  const tune::VariantSpec spec = spec_of(sig, p);
+  const gen::Problem problem{{"M", 130}, {"N", 70}, {"K", 200}, {"lda", 200}, {"ldb", 200}};
+  tune::RunOptions ro;
+  ro.seed = 5;
+  ro.time = false;
+  tune::Compiled c = tune::compile_variant(spec, {.ptxas = false});
+  const auto ok = tune::run_variant(gen_ptx_test::emu_device("sm_90a"), c, spec, problem, ro);
+  EXPECT_EQ(ok.status, tune::Status::ok) << ok.message;
+  EXPECT_TRUE(ok.diagnostics.empty()) << ok.message;
+  std::string& text = c.generated.text;
+  int removed = 0;
+  for (size_t at; (at = text.find("mbarrier.arrive.release.cluster.shared::cluster.b64")) != std::string::npos;
+       ++removed)
+    text.replace(at, text.find(';', at) - at, "// removed");
+  EXPECT_EQ(removed, 2); // in the k-loop and after it
+  c.code = toolchain::ptx_text_object(text, "sm_90a", "mutant.ptx");
+  const auto broken = tune::run_variant(gen_ptx_test::emu_device("sm_90a"), c, spec, problem, ro);
+  EXPECT_NE(broken.status, tune::Status::ok);
+  EXPECT_FALSE(broken.diagnostics.empty()) << broken.message;
 }
 
 } // namespace
