@@ -35,7 +35,9 @@ public:
             {"reg_split", {Value::str("40/232"), Value::str("24/240")}, false},
             {"persistent", nums({0, 1}), false},
             {"group_m", nums({1, 8})},
-            {"cluster", nums({1, 2})}};
+            {"cluster", nums({1, 2})},
+            // ldst first: the default point runs any problem (tma needs lda, ldb multiples of 8)
+            {"loader", {Value::str("ldst"), Value::str("tma")}, false}};
   }
 
   Space space(const std::string&, const GemmSig&) const override {
@@ -63,7 +65,9 @@ public:
             "alignment slack) <= 227 KiB",
             "cluster is 1 or 2: 2 CTAs of consecutive M tiles share the B tile, each loading its share with TMA "
             "multicast",
-            "launch (not the space): lda and ldb multiples of 8 elements and A, B 16-byte aligned (TMA global "
+            "cluster=2 needs loader=tma; loader=ldst (the producer warpgroup copies with ld.global + st.shared) "
+            "takes any lda, ldb and alignment",
+            "launch (not the space), loader=tma: lda and ldb multiples of 8 elements and A, B 16-byte aligned (TMA global "
             "strides and addresses are multiples of 16 bytes); M, N, K < 2^31"};
   }
 
@@ -91,13 +95,15 @@ public:
     if (!why.empty()) throw InputError("gemm sm_90a: " + why);
     const Sm90aPlan pl = plan_sm90a(c);
     const int64_t limit = int64_t(1) << 31;
-    if (d.m >= limit || d.n >= limit || d.k >= limit || d.ldc >= limit || d.ldd >= limit)
-      throw InputError("gemm sm_90a: M, N, K, ldc and ldd must be below 2^31");
-    if (d.lda % 8 || d.ldb % 8)
+    if (d.m >= limit || d.n >= limit || d.k >= limit || d.lda >= limit || d.ldb >= limit || d.ldc >= limit ||
+        d.ldd >= limit)
+      throw InputError("gemm sm_90a: M, N, K and the leading dimensions must be below 2^31");
+    if (c.tma && (d.lda % 8 || d.ldb % 8))
       throw InputError("gemm sm_90a: lda=" + std::to_string(d.lda) + " and ldb=" + std::to_string(d.ldb) +
-                       " must be multiples of 8 (TMA global strides are multiples of 16 bytes)");
-    if (addresses[0] % 16 || addresses[1] % 16)
-      throw InputError("gemm sm_90a: A and B must be 16-byte aligned (TMA global addresses)");
+                       " must be multiples of 8 with loader=tma (TMA global strides are multiples of 16 bytes); "
+                       "loader=ldst takes any");
+    if (c.tma && (addresses[0] % 16 || addresses[1] % 16))
+      throw InputError("gemm sm_90a: A and B must be 16-byte aligned with loader=tma (TMA global addresses)");
 
     const auto dtype = sig.a == DType::bf16 ? TensorMapDataType::bfloat16 : TensorMapDataType::float16;
     // 2D map over a stored operand: dimension 0 is its contiguous one; box 64 x `box_rows`.
@@ -127,8 +133,8 @@ public:
     if (tiles >= limit) throw InputError("gemm sm_90a: more than 2^31 output tiles");
     KernargWriter w;
     const uint32_t at_a = w.blank(128, 64), at_b = w.blank(128, 64);
-    w.u64(addresses[2]).u64(addresses[3]);
-    for (int64_t x : {d.m, d.n, d.k, d.ldc, d.ldd, tiles_m, tiles_n, (d.k + c.tile_k - 1) / c.tile_k})
+    w.u64(addresses[2]).u64(addresses[3]).u64(addresses[0]).u64(addresses[1]);
+    for (int64_t x : {d.m, d.n, d.k, d.ldc, d.ldd, d.lda, d.ldb, tiles_m, tiles_n, (d.k + c.tile_k - 1) / c.tile_k})
       w.u32(uint32_t(x));
     w.f32(alpha).f32(beta);
 
@@ -140,7 +146,7 @@ public:
     l.block = {uint32_t(pl.threads), 1, 1};
     l.kernargs = w.bytes();
     l.dynamic_shared_bytes = pl.dynamic_shared_bytes;
-    l.tensor_maps = {{at_a, ma}, {at_b, mb}};
+    if (c.tma) l.tensor_maps = {{at_a, ma}, {at_b, mb}}; // ldst: the slots stay zero, unused
     return {l};
   }
 };

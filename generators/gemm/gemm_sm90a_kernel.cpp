@@ -33,6 +33,10 @@ Sm90aConfig decode_sm90a(const Params& p) {
   c.persistent = param_int(p, "persistent") != 0;
   c.group_m = int_param(p, "group_m");
   c.cluster = int_param(p, "cluster");
+  const std::string loader = param_str(p, "loader");
+  if (loader != "tma" && loader != "ldst")
+    throw InputError("gemm sm_90a: loader='" + loader + "' is tma or ldst");
+  c.tma = loader == "tma";
   return c;
 }
 
@@ -77,6 +81,7 @@ std::string why_invalid_sm90a(const Sm90aConfig& c) {
            std::to_string(pl.dynamic_shared_bytes) + " bytes exceeds 227 KiB";
   if (c.group_m < 1) return "group_m >= 1";
   if (c.cluster != 1 && c.cluster != 2) return "cluster is 1 or 2 (CTAs sharing B through TMA multicast)";
+  if (c.cluster > 1 && !c.tma) return "cluster=2 needs loader=tma (it shares B through TMA multicast)";
   return "";
 }
 
@@ -85,7 +90,7 @@ std::string sm90a_kernel_name(const GemmSig& s, const Sm90aConfig& c) {
          std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) + "x" + std::to_string(c.tile_k) + "_s" +
          std::to_string(c.stages) + "_c" + std::to_string(c.consumers) + "_r" + std::to_string(c.producer_regs) +
          "_" + std::to_string(c.consumer_regs) + (c.persistent ? "_p" : "") + "_g" + std::to_string(c.group_m) +
-         (c.cluster > 1 ? "_x" + std::to_string(c.cluster) : "");
+         (c.cluster > 1 ? "_x" + std::to_string(c.cluster) : "") + (c.tma ? "" : "_ldst");
 }
 
 namespace {
@@ -111,7 +116,7 @@ struct Emitter {
   bool a_kmajor, b_kmajor;
   // kernel arguments (loaded once)
   Reg tma_a, tma_b, c_ptr, d_ptr, m, n, kdim, ldc, ldd, tiles_m, tiles_n, k_iters, total_tiles, alpha, beta;
-  Reg base, bars, tid, rank, peer;
+  Reg base, bars, tid, rank, peer, a_ptr, b_ptr, lda, ldb;
 
   Reg r32() { return k.reg(RegClass::b32); }
   Reg r64() { return k.reg(RegClass::b64); }
@@ -179,8 +184,10 @@ struct Emitter {
     auto tmA = k.param_tensor_map("tmA");
     auto tmB = k.param_tensor_map("tmB");
     auto pC = k.param("pC", Type::u64), pD = k.param("pD", Type::u64);
+    auto pA = k.param("pA", Type::u64), pB = k.param("pB", Type::u64);
     auto pM = k.param("M", Type::u32), pN = k.param("N", Type::u32), pK = k.param("K", Type::u32);
     auto pldc = k.param("ldc", Type::u32), pldd = k.param("ldd", Type::u32);
+    auto plda = k.param("lda", Type::u32), pldb = k.param("ldb", Type::u32);
     auto ptm = k.param("tiles_m", Type::u32), ptn = k.param("tiles_n", Type::u32);
     auto pki = k.param("k_iters", Type::u32);
     auto palpha = k.param("alpha", Type::f32), pbeta = k.param("beta", Type::f32);
@@ -197,6 +204,13 @@ struct Emitter {
     k.cvta_to_global(c_ptr, c_ptr);
     k.ld_param(Type::u64, d_ptr, pD);
     k.cvta_to_global(d_ptr, d_ptr);
+    a_ptr = r64(), b_ptr = r64(), lda = r32(), ldb = r32();
+    k.ld_param(Type::u64, a_ptr, pA);
+    k.cvta_to_global(a_ptr, a_ptr);
+    k.ld_param(Type::u64, b_ptr, pB);
+    k.cvta_to_global(b_ptr, b_ptr);
+    k.ld_param(Type::u32, lda, plda);
+    k.ld_param(Type::u32, ldb, pldb);
     m = r32(), n = r32(), kdim = r32(), ldc = r32(), ldd = r32(), tiles_m = r32(), tiles_n = r32();
     k_iters = r32(), total_tiles = r32();
     k.ld_param(Type::u32, m, pM);
@@ -233,7 +247,8 @@ struct Emitter {
     k.setp(Cmp::ne, Type::u32, not_first, tid, 0);
     k.bra(done).pred(not_first);
     for (int st = 0; st < c.stages; ++st) {
-      k.mbarrier_init(Address(bars, 8 * st), 1);                                      // full: the producer
+      // full: the producer's arrive.expect_tx (TMA), or every producer thread's arrive (ldst)
+      k.mbarrier_init(Address(bars, 8 * st), c.tma ? 1 : 128);
       // empty: every consumer thread of the cluster (a stage's B lands in every CTA's copy)
       k.mbarrier_init(Address(bars, 8 * (c.stages + st)), 128 * c.consumers * c.cluster);
     }
@@ -248,13 +263,71 @@ struct Emitter {
     }
   }
 
+  // The ldst producer's copy of one operand tile (rows x 64 k) into its 128B-swizzled stage layout, by all 128
+  // producer threads, element by element (any leading dimension and alignment), zero outside the matrix.
+  void copy_operand(Reg ptr, Reg ld, Reg rows_total, Reg row0, int rows, bool kmajor, Reg dst, Reg k0) {
+    const ptx::Label again = k.new_label("COPY");
+    Reg e = r32();
+    k.mov(Type::u32, e, tid);
+    k.place(again);
+    Reg r = r32(), kk = r32(), off = r32(), gr = r32(), gk = r32(), t = r32();
+    if (kmajor) { // consecutive threads: consecutive k (the stored contiguous dimension)
+      k.binary("and", Type::b32, kk, e, 63);
+      k.binary("shr", Type::u32, r, e, 6);
+      k.binary("shl", Type::b32, off, r, 7);
+      k.mad_lo(Type::u32, off, kk, 2, off);
+    } else { // consecutive threads: consecutive rows; 64-row boxes of 64 k-rows of 128 bytes
+      Reg mm = r32(), j = r32();
+      k.binary("and", Type::b32, mm, e, 63);
+      k.binary("shr", Type::u32, kk, e, 6);
+      k.binary("and", Type::b32, kk, kk, 63);
+      k.binary("shr", Type::u32, j, e, 12);
+      k.mad_lo(Type::u32, r, j, 64, mm);
+      k.mul_lo(Type::u32, off, j, kBoxBytes);
+      k.mad_lo(Type::u32, off, kk, 128, off);
+      k.mad_lo(Type::u32, off, mm, 2, off);
+    }
+    // the 128-byte swizzle: 16-byte chunk ^= row bits 7..9 (the stage is 1024-aligned)
+    k.binary("shr", Type::u32, t, off, 7);
+    k.binary("and", Type::b32, t, t, 7);
+    k.binary("shl", Type::b32, t, t, 4);
+    k.binary("xor", Type::b32, off, off, t);
+    k.add(Type::u32, gr, row0, r);
+    k.add(Type::u32, gk, k0, kk);
+    Reg inside = pred();
+    k.setp(Cmp::lt, Type::u32, inside, gr, rows_total);
+    k.raw("setp.lt.and.u32", {inside, gk, kdim, inside});
+    Reg idx = r64(), lin = r64(), addr = r64();
+    if (kmajor) { // element (k, row) at k + row * ld
+      k.cvt(ptx::Rounding::none, Type::u64, Type::u32, lin, gk);
+      k.ternary("mad.wide", Type::u32, idx, gr, ld, lin);
+    } else {
+      k.cvt(ptx::Rounding::none, Type::u64, Type::u32, lin, gr);
+      k.ternary("mad.wide", Type::u32, idx, gk, ld, lin);
+    }
+    k.binary("shl", Type::b64, idx, idx, 1);
+    k.add(Type::u64, addr, ptr, idx);
+    Reg v = k.reg(RegClass::b16);
+    k.mov(Type::b16, v, 0);
+    k.ld(ptx::Space::global, Type::b16, {v}, Address(addr)).pred(inside);
+    Reg sa = r32();
+    k.add(Type::u32, sa, dst, off);
+    k.st(ptx::Space::shared, Type::b16, Address(sa), {v});
+    k.add(Type::u32, e, e, 128);
+    Reg more = pred();
+    k.setp(Cmp::lt, Type::u32, more, e, rows * 64);
+    k.bra(again).pred(more);
+  }
+
   void producer() {
     k.setmaxnreg(false, uint32_t(c.producer_regs));
     const ptx::Label done = k.new_label("PRODUCER_DONE"), tiles = k.new_label("PRODUCER_TILE"),
                      kloop = k.new_label("PRODUCER_K"), tail = k.new_label("PRODUCER_TAIL");
-    Reg not_leader = pred();
-    k.setp(Cmp::ne, Type::u32, not_leader, tid, 0);
-    k.bra(done).pred(not_leader);
+    if (c.tma) { // one thread issues the copies
+      Reg not_leader = pred();
+      k.setp(Cmp::ne, Type::u32, not_leader, tid, 0);
+      k.bra(done).pred(not_leader);
+    }
     Reg stage = r32(), phase = r32(), tile = r32(), step = r32();
     k.mov(Type::u32, stage, 0);
     k.mov(Type::u32, phase, 0);
@@ -273,8 +346,16 @@ struct Emitter {
       k.mad_lo(Type::u32, slot, stage, 8, bars); // full[stage]; empty[stage] is stages * 8 further
       k.binary("xor", Type::b32, parity, phase, 1);
       wait_parity(slot, 8 * uint32_t(c.stages), parity);
-      k.mbarrier_arrive_expect_tx(Address(slot), pl.tx_bytes);
       k.mad_lo(Type::u32, sa, stage, pl.stage_bytes, base);
+      if (!c.tma) {
+        copy_operand(a_ptr, lda, m, m0, c.tile_m, a_kmajor, sa, k0);
+        Reg sb = r32();
+        k.add(Type::u32, sb, sa, pl.a_stage_bytes);
+        copy_operand(b_ptr, ldb, n, n0, c.tile_n, b_kmajor, sb, k0);
+        k.fence_proxy_async_shared(); // generic writes, read next by wgmma (the async proxy)
+        k.mbarrier_arrive(std::nullopt, Address(slot));
+      } else {
+      k.mbarrier_arrive_expect_tx(Address(slot), pl.tx_bytes);
       auto load = [&](Reg map, uint32_t dst_offset, Reg inner, Reg outer) {
         k.tma_load(2, Address(sa, dst_offset), map, {inner, outer}, Address(slot));
       };
@@ -324,6 +405,7 @@ struct Emitter {
             k.place(skip);
           }
         }
+      }
       }
     }
     k.add(Type::u32, k0, k0, c.tile_k);

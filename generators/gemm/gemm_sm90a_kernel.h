@@ -28,6 +28,7 @@ struct Sm90aConfig {
   bool persistent = false;
   int group_m = 8; // tiles of M per group in the grouped raster order (1: row by row)
   int cluster = 1; // CTAs per cluster along M sharing B through TMA multicast
+  bool tma = true;  // producer: TMA tensor loads (lda, ldb multiples of 8), or ld.global + st.shared (any)
 };
 
 // Derived numbers (the constraints and the emission read the same ones).

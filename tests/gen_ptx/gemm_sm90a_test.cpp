@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <random>
 #include <tuple>
@@ -38,13 +39,15 @@ gen::Params params_of(const gen::Signature& sig, const std::vector<std::string>&
   return gen::parse_params(gemm().space("sm_90a", sig), words);
 }
 
-// M, N, K ragged; lda and ldb rounded up to 8 elements (TMA strides are multiples of 16 bytes), sometimes padded
-// further; ldc and ldd sometimes padded by any amount.
-gen::Problem random_problem(std::mt19937_64& rng, const gen::Signature& sig, int max_m, int max_n, int max_k) {
+// M, N, K ragged; with loader=tma lda and ldb rounded up to 8 elements (TMA strides are multiples of 16 bytes)
+// and sometimes padded further, with loader=ldst tight or padded by any amount; ldc and ldd sometimes padded.
+gen::Problem random_problem(std::mt19937_64& rng, const gen::Signature& sig, const gen::Params& params, int max_m,
+                            int max_n, int max_k) {
   auto pick = [&](int lo, int hi) { return int64_t(std::uniform_int_distribution<int>(lo, hi)(rng)); };
   gen::Problem p{{"M", pick(1, max_m)}, {"N", pick(1, max_n)}, {"K", pick(1, max_k)}};
   const bool a_t = sig.at("layout")[0] == 'T', b_t = sig.at("layout")[1] == 'T';
-  auto ld8 = [&](int64_t rows) { return (rows + 7) / 8 * 8 + 8 * pick(0, 1); };
+  const bool tma = gen::param_str(params, "loader") == "tma";
+  auto ld8 = [&](int64_t rows) { return tma ? (rows + 7) / 8 * 8 + 8 * pick(0, 1) : rows + pick(0, 1) * pick(1, 5); };
   p["lda"] = ld8(a_t ? p["K"] : p["M"]);
   p["ldb"] = ld8(b_t ? p["N"] : p["K"]);
   p["ldc"] = p["M"] + pick(0, 1) * pick(1, 5);
@@ -55,7 +58,7 @@ gen::Problem random_problem(std::mt19937_64& rng, const gen::Signature& sig, int
 // The sweep size: ISATUNE_SWEEP_POINTS, else a default sized to about a minute on one emulator core.
 int sweep_points() {
   if (const char* v = std::getenv("ISATUNE_SWEEP_POINTS")) return std::max(1, std::atoi(v));
-  return 80;
+  return 70;
 }
 
 void expect_clean_ptxas(const tune::Compiled& c, const std::string& what) {
@@ -80,7 +83,7 @@ TEST(Sm90aGemm, SweepMatchesReferenceOnTheEmulator) {
     const gen::Space space = gemm().space("sm_90a", sig);
     const gen::Params params =
         gen::params_of(space, space.valid_config(std::uniform_int_distribution<size_t>(0, space.size() - 1)(rng)));
-    const gen::Problem problem = random_problem(rng, sig, 300, 200, 200);
+    const gen::Problem problem = random_problem(rng, sig, params, 300, 200, 200);
     const tune::VariantSpec spec = spec_of(sig, params);
     const auto o = run_point(spec, problem, rng(), ptxas);
     EXPECT_EQ(o.result.status, tune::Status::ok) << describe(spec, problem, o.result);
@@ -100,20 +103,21 @@ TEST(Sm90aGemm, PtxasCompilesTheLargestTilesWithoutSerialisation) {
   if (!have_ptxas()) GTEST_SKIP() << "ptxas is absent";
   const gen::Signature sig = signature("bf16", "bf16", "NT");
   const gen::Space space = gemm().space("sm_90a", sig);
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, gen::Params> deepest;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, std::string>, gen::Params> deepest;
   for (size_t i = 0; i < space.size(); ++i) {
     const gen::Params p = gen::params_of(space, space.valid_config(i));
     if (gen::param_str(p, "reg_split") != "40/232" || gen::param_int(p, "group_m") != 8 ||
         gen::param_int(p, "persistent") != 1)
       continue;
     auto key = std::make_tuple(gen::param_int(p, "tile_m"), gen::param_int(p, "tile_n"),
-                               gen::param_int(p, "consumers"), gen::param_int(p, "cluster"));
+                               gen::param_int(p, "consumers"), gen::param_int(p, "cluster"),
+                               gen::param_str(p, "loader"));
     auto it = deepest.find(key);
     if (it == deepest.end() || gen::param_int(it->second, "stages") < gen::param_int(p, "stages")) deepest[key] = p;
   }
   // 64 x {64..256} and 128 x {64, 128} in one consumer (128x192 and 128x256 do not fit its registers), 128 x
-  // {64..256} in two; each with and without a 2-CTA cluster
-  EXPECT_EQ(deepest.size(), 20u);
+  // {64..256} in two; each with the TMA producer alone and in a 2-CTA cluster, and with the ldst producer
+  EXPECT_EQ(deepest.size(), 30u);
   for (const auto& [key, p] : deepest) {
     const tune::Compiled c = tune::compile_variant(spec_of(sig, p));
     expect_clean_ptxas(c, gen::format(p));
@@ -151,7 +155,7 @@ TEST(Sm90aGemm, TheC7511PointIsRejectedWithItsReason) {
 
 TEST(Sm90aGemm, LeadingDimensionsTmaCannotStrideAreRefusedByName) {
   const gen::Signature sig = signature("bf16", "f32", "NN");
-  const gen::Params p = params_of(sig, {});
+  const gen::Params p = params_of(sig, {"loader=tma"});
   const gen::Problem problem{{"M", 130}, {"N", 64}, {"K", 64}}; // lda = 130: 260-byte columns
   const uint64_t addresses[5] = {0x10000, 0x20000, 0x30000, 0x40000, 0x50000};
   try {
@@ -175,7 +179,7 @@ TEST(Sm90aGemm, LeadingDimensionsTmaCannotStrideAreRefusedByName) {
 TEST(Sm90aGemm, PersistentGridLoopsOverMoreTilesThanCtas) {
   const gen::Signature sig = signature("bf16", "f32", "TN");
   const gen::Params p = params_of(sig, {"tile_m=64", "tile_n=64", "consumers=1", "stages=2", "persistent=1",
-                                        "group_m=8"});
+                                        "group_m=8", "loader=tma"});
   const gen::Problem problem{{"M", 64 * 12 + 5}, {"N", 64 * 12 + 3}, {"K", 24}, {"lda", 24}, {"ldb", 24}};
   const uint64_t addresses[5] = {0x10000, 0x20000, 0x30000, 0x40000, 0x50000};
   const auto l = gemm().launches("sm_90a", sig, p, problem, addresses, {{"alpha", 1.0}, {"beta", 0.0}});
@@ -237,7 +241,7 @@ TEST(Sm90aGemm, BetaZeroDoesNotReadANanC) {
 // accumulators), and a wrong expect_tx byte count (a stage's full barrier never completes).
 TEST(Sm90aGemm, BrokenVariantsAreCaught) {
   const gen::Signature sig = signature("f16", "f32", "NT");
-  const gen::Params p = params_of(sig, {"tile_m=128", "tile_n=64", "consumers=2", "stages=2"});
+  const gen::Params p = params_of(sig, {"tile_m=128", "tile_n=64", "consumers=2", "stages=2", "loader=tma"});
   const tune::VariantSpec spec = spec_of(sig, p);
   const gen::Problem problem{{"M", 150}, {"N", 70}, {"K", 140}, {"lda", 152}, {"ldb", 72}};
   const tune::Compiled good = tune::compile_variant(spec, {.ptxas = false});
@@ -267,6 +271,29 @@ TEST(Sm90aGemm, BrokenVariantsAreCaught) {
   const auto short_tx = run_mutant(tx, "], " + std::to_string((128 + 64) * 64 * 2 + 16) + ";");
   EXPECT_NE(short_tx.status, tune::Status::ok);
   EXPECT_FALSE(short_tx.diagnostics.empty()) << short_tx.message;
+}
+
+// loader=ldst: the producer's st.shared writes are read by wgmma (the async proxy): without its
+// fence.proxy.async before arriving on the full barrier the emulator reports proxy_fence.
+TEST(Sm90aGemm, LdstProducerWithoutProxyFenceIsCaught) {
+  const gen::Signature sig = signature("bf16", "f16", "NN");
+  const gen::Params p = params_of(sig, {"tile_m=64", "tile_n=64", "consumers=1", "stages=2", "loader=ldst"});
+  const tune::VariantSpec spec = spec_of(sig, p);
+  const gen::Problem problem{{"M", 77}, {"N", 65}, {"K", 130}}; // tight lda = 77, ldb = 130: no TMA stride
+  tune::RunOptions ro;
+  ro.seed = 9;
+  ro.time = false;
+  tune::Compiled c = tune::compile_variant(spec, {.ptxas = false});
+  const auto ok = tune::run_variant(gen_ptx_test::emu_device("sm_90a"), c, spec, problem, ro);
+  EXPECT_EQ(ok.status, tune::Status::ok) << ok.message;
+  const size_t at = c.generated.text.find("fence.proxy.async.shared::cta;");
+  ASSERT_NE(at, std::string::npos);
+  c.generated.text.replace(at, std::strlen("fence.proxy.async.shared::cta;"), "// removed");
+  c.code = toolchain::ptx_text_object(c.generated.text, "sm_90a", "mutant.ptx");
+  const auto broken = tune::run_variant(gen_ptx_test::emu_device("sm_90a"), c, spec, problem, ro);
+  EXPECT_NE(broken.status, tune::Status::ok);
+  ASSERT_FALSE(broken.diagnostics.empty());
+  EXPECT_NE(broken.diagnostics.front().find("proxy_fence"), std::string::npos) << broken.diagnostics.front();
 }
 
 // In a 2-CTA cluster each consumer also releases the peer's stage (the peer's producer multicasts B into it):
