@@ -37,15 +37,17 @@ public:
             {"group_m", nums({1, 8})},
             {"cluster", nums({1, 2})},
             // ldst first: the default point runs any problem (tma needs lda, ldb multiples of 8)
-            {"loader", {Value::str("ldst"), Value::str("tma")}, false}};
+            {"loader", {Value::str("ldst"), Value::str("tma")}, false},
+            {"epilogue", {Value::str("direct"), Value::str("tma")}, false}};
   }
 
-  Space space(const std::string&, const GemmSig&) const override {
+  Space space(const std::string&, const GemmSig& sig) const override {
     auto params = std::make_shared<std::vector<Parameter>>(parameters());
-    Constraint valid = [params](const Config& cfg) {
+    const DType cd = sig.cd;
+    Constraint valid = [params, cd](const Config& cfg) {
       Params p;
       for (size_t i = 0; i < params->size(); ++i) p[(*params)[i].name] = (*params)[i].values[cfg[i]];
-      return why_invalid_sm90a(decode_sm90a(p)).empty();
+      return why_invalid_sm90a(decode_sm90a(p, cd)).empty();
     };
     return Space(*params, {valid});
   }
@@ -67,6 +69,9 @@ public:
             "multicast",
             "cluster=2 needs loader=tma; loader=ldst (the producer warpgroup copies with ld.global + st.shared) "
             "takes any lda, ldb and alignment",
+            "epilogue=tma stages 64 x 32 blocks of D in shared memory (64 * 32 * cd bytes per consumer, counted in "
+            "the shared memory) and stores them with TMA; at launch ldd * cd bytes is a multiple of 16 and D "
+            "16-byte aligned",
             "launch (not the space), loader=tma: lda and ldb multiples of 8 elements and A, B 16-byte aligned (TMA global "
             "strides and addresses are multiples of 16 bytes); M, N, K < 2^31"};
   }
@@ -78,7 +83,7 @@ public:
       if (std::find(p.values.begin(), p.values.end(), it->second) == p.values.end())
         throw InputError("gemm sm_90a: " + p.name + "=" + it->second.str() + " is not in the space");
     }
-    const Sm90aConfig c = decode_sm90a(params);
+    const Sm90aConfig c = decode_sm90a(params, sig.cd);
     const std::string why = why_invalid_sm90a(c);
     if (!why.empty()) throw InputError("gemm sm_90a: " + format(params) + ": " + why);
     Generated g;
@@ -90,7 +95,7 @@ public:
 
   std::vector<Launch> launches(const std::string&, const GemmSig& sig, const Params& params, const GemmDims& d,
                                std::span<const uint64_t> addresses, float alpha, float beta) const override {
-    const Sm90aConfig c = decode_sm90a(params);
+    const Sm90aConfig c = decode_sm90a(params, sig.cd);
     const std::string why = why_invalid_sm90a(c);
     if (!why.empty()) throw InputError("gemm sm_90a: " + why);
     const Sm90aPlan pl = plan_sm90a(c);
@@ -131,8 +136,22 @@ public:
     const int64_t tiles_m = (d.m + cluster_m - 1) / cluster_m, tiles_n = (d.n + c.tile_n - 1) / c.tile_n;
     const int64_t tiles = tiles_m * tiles_n;
     if (tiles >= limit) throw InputError("gemm sm_90a: more than 2^31 output tiles");
+    const int64_t es = size_of(sig.cd);
+    if (c.tma_store && ((d.ldd * es) % 16 || addresses[3] % 16))
+      throw InputError("gemm sm_90a: ldd=" + std::to_string(d.ldd) + " * " + std::to_string(es) +
+                       " bytes must be a multiple of 16 and D 16-byte aligned with epilogue=tma (TMA stores); "
+                       "epilogue=direct takes any");
+    TensorMapTiledArgs md;
+    md.data_type = sig.cd == DType::f32    ? TensorMapDataType::float32
+                   : sig.cd == DType::bf16 ? TensorMapDataType::bfloat16
+                                           : TensorMapDataType::float16;
+    md.rank = 2;
+    md.global_address = addresses[3];
+    md.global_dim = {uint64_t(d.m), uint64_t(d.n), 0, 0, 0};
+    md.global_strides = {uint64_t(d.ldd * es), 0, 0, 0};
+    md.box_dim = {64, uint32_t(kSm90aStoreColumns), 0, 0, 0}; // no swizzle: the staging is column-major
     KernargWriter w;
-    const uint32_t at_a = w.blank(128, 64), at_b = w.blank(128, 64);
+    const uint32_t at_a = w.blank(128, 64), at_b = w.blank(128, 64), at_d = w.blank(128, 64);
     w.u64(addresses[2]).u64(addresses[3]).u64(addresses[0]).u64(addresses[1]);
     for (int64_t x : {d.m, d.n, d.k, d.ldc, d.ldd, d.lda, d.ldb, tiles_m, tiles_n, (d.k + c.tile_k - 1) / c.tile_k})
       w.u32(uint32_t(x));
@@ -147,6 +166,7 @@ public:
     l.kernargs = w.bytes();
     l.dynamic_shared_bytes = pl.dynamic_shared_bytes;
     if (c.tma) l.tensor_maps = {{at_a, ma}, {at_b, mb}}; // ldst: the slots stay zero, unused
+    if (c.tma_store) l.tensor_maps.push_back({at_d, md});
     return {l};
   }
 };

@@ -25,8 +25,9 @@ std::pair<int, int> parse_reg_split(const std::string& s) {
 
 } // namespace
 
-Sm90aConfig decode_sm90a(const Params& p) {
+Sm90aConfig decode_sm90a(const Params& p, DType cd) {
   Sm90aConfig c;
+  c.cd = cd;
   c.tile_m = int_param(p, "tile_m"), c.tile_n = int_param(p, "tile_n"), c.tile_k = int_param(p, "tile_k");
   c.stages = int_param(p, "stages"), c.consumers = int_param(p, "consumers");
   std::tie(c.producer_regs, c.consumer_regs) = parse_reg_split(param_str(p, "reg_split"));
@@ -37,6 +38,10 @@ Sm90aConfig decode_sm90a(const Params& p) {
   if (loader != "tma" && loader != "ldst")
     throw InputError("gemm sm_90a: loader='" + loader + "' is tma or ldst");
   c.tma = loader == "tma";
+  const std::string epilogue = param_str(p, "epilogue");
+  if (epilogue != "direct" && epilogue != "tma")
+    throw InputError("gemm sm_90a: epilogue='" + epilogue + "' is direct or tma");
+  c.tma_store = epilogue == "tma";
   return c;
 }
 
@@ -50,7 +55,9 @@ Sm90aPlan plan_sm90a(const Sm90aConfig& c) {
   pl.b_stage_bytes = uint32_t(c.tile_n * c.tile_k * 2);
   pl.stage_bytes = pl.a_stage_bytes + pl.b_stage_bytes;
   pl.barrier_offset = uint32_t(c.stages) * pl.stage_bytes;
-  pl.dynamic_shared_bytes = pl.barrier_offset + 16 * uint32_t(c.stages) + 1024;
+  pl.staging_offset = (pl.barrier_offset + 16 * uint32_t(c.stages) + 127) / 128 * 128;
+  pl.staging_bytes = c.tma_store ? uint32_t(64 * kSm90aStoreColumns) * size_of(c.cd) : 0;
+  pl.dynamic_shared_bytes = pl.staging_offset + pl.staging_bytes * uint32_t(c.consumers) + 1024;
   pl.tx_bytes = pl.stage_bytes;
   pl.entry_regs = std::min(168, 65536 / pl.threads / 8 * 8);
   return pl;
@@ -77,7 +84,7 @@ std::string why_invalid_sm90a(const Sm90aConfig& c) {
            " fit the consumer's " + std::to_string(c.consumer_regs) +
            " registers (else ptxas serialises wgmma: C7511)";
   if (pl.dynamic_shared_bytes > kSm90aMaxSharedBytes)
-    return "shared memory stages * (tile_m + tile_n) * tile_k * 2 + 16 * stages + 1024 = " +
+    return "shared memory stages * (tile_m + tile_n) * tile_k * 2 + 16 * stages (+ the TMA-store staging) + 1024 = " +
            std::to_string(pl.dynamic_shared_bytes) + " bytes exceeds 227 KiB";
   if (c.group_m < 1) return "group_m >= 1";
   if (c.cluster != 1 && c.cluster != 2) return "cluster is 1 or 2 (CTAs sharing B through TMA multicast)";
@@ -90,7 +97,7 @@ std::string sm90a_kernel_name(const GemmSig& s, const Sm90aConfig& c) {
          std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) + "x" + std::to_string(c.tile_k) + "_s" +
          std::to_string(c.stages) + "_c" + std::to_string(c.consumers) + "_r" + std::to_string(c.producer_regs) +
          "_" + std::to_string(c.consumer_regs) + (c.persistent ? "_p" : "") + "_g" + std::to_string(c.group_m) +
-         (c.cluster > 1 ? "_x" + std::to_string(c.cluster) : "") + (c.tma ? "" : "_ldst");
+         (c.cluster > 1 ? "_x" + std::to_string(c.cluster) : "") + (c.tma ? "" : "_ldst") + (c.tma_store ? "_es" : "");
 }
 
 namespace {
@@ -116,7 +123,9 @@ struct Emitter {
   bool a_kmajor, b_kmajor;
   // kernel arguments (loaded once)
   Reg tma_a, tma_b, c_ptr, d_ptr, m, n, kdim, ldc, ldd, tiles_m, tiles_n, k_iters, total_tiles, alpha, beta;
-  Reg base, bars, tid, rank, peer, a_ptr, b_ptr, lda, ldb;
+  Reg base, bars, tid, rank, peer, a_ptr, b_ptr, lda, ldb, tma_d;
+  // TMA-store epilogue: this consumer's staging buffer, its named barrier, its leader
+  Reg staging, named_barrier, store_leader, row_in_block;
 
   Reg r32() { return k.reg(RegClass::b32); }
   Reg r64() { return k.reg(RegClass::b64); }
@@ -183,6 +192,7 @@ struct Emitter {
   void header() {
     auto tmA = k.param_tensor_map("tmA");
     auto tmB = k.param_tensor_map("tmB");
+    auto tmD = k.param_tensor_map("tmD");
     auto pC = k.param("pC", Type::u64), pD = k.param("pD", Type::u64);
     auto pA = k.param("pA", Type::u64), pB = k.param("pB", Type::u64);
     auto pM = k.param("M", Type::u32), pN = k.param("N", Type::u32), pK = k.param("K", Type::u32);
@@ -199,6 +209,8 @@ struct Emitter {
     tma_a = r64(), tma_b = r64();
     k.cvta_param(tma_a, tmA);
     k.cvta_param(tma_b, tmB);
+    tma_d = r64();
+    k.cvta_param(tma_d, tmD);
     c_ptr = r64(), d_ptr = r64();
     k.ld_param(Type::u64, c_ptr, pC);
     k.cvta_to_global(c_ptr, c_ptr);
@@ -521,6 +533,100 @@ struct Emitter {
     }
   }
 
+  // The TMA-store epilogue: per m64 block, chunks of kSm90aStoreColumns columns are written to this consumer's
+  // staging buffer (column-major 64 x columns, cd), fenced for the async proxy, and stored by one thread with a
+  // TMA tensor store, which clips the rows and columns outside D. Named barrier per consumer warpgroup: the
+  // staging is free again (the last store read it) before anyone writes the next chunk.
+  void epilogue_tma(const std::vector<std::vector<Reg>>& acc, Reg row_base, Reg col_base, Reg m0, Reg n0,
+                    bool with_c) {
+    const uint32_t es = size_of(s.cd);
+    const Type cd = s.cd == DType::f32 ? Type::f32 : s.cd == DType::bf16 ? Type::bf16 : Type::f16;
+    const int cols = kSm90aStoreColumns;
+    Reg cstep1 = r64(), cstep8 = r64();
+    if (with_c) {
+      k.mul_wide(Type::u32, cstep1, ldc, es);
+      k.mul_wide(Type::u32, cstep8, ldc, 8 * es);
+    }
+    // this thread's first element in a chunk: row 16w + g, column 2t
+    Reg thread_at = r32();
+    k.mul_lo(Type::u32, thread_at, row_in_block, es);
+    k.add(Type::u32, thread_at, thread_at, staging);
+    Reg t2 = r32();
+    k.sub(Type::u32, t2, col_base, n0);
+    k.mul_lo(Type::u32, t2, t2, 64 * es);
+    k.add(Type::u32, thread_at, thread_at, t2);
+    for (int j = 0; j < pl.subtiles; ++j) {
+      Reg r0 = r32(), r1 = r32(), block_row = r32();
+      k.add(Type::u32, r0, row_base, 64 * j);
+      k.add(Type::u32, r1, r0, 8);
+      k.sub(Type::u32, block_row, r0, row_in_block);
+      Reg in0 = pred(), in1 = pred();
+      k.setp(Cmp::lt, Type::u32, in0, r0, m);
+      k.setp(Cmp::lt, Type::u32, in1, r1, m);
+      Reg cq = with_c ? element_pointer(c_ptr, r0, col_base, ldc) : Reg{};
+      for (int ch = 0; ch < c.tile_n / cols; ++ch) {
+        k.raw("bar.sync", {named_barrier, 128});
+        for (int q = ch * cols / 8; q < (ch + 1) * cols / 8; ++q) {
+          for (int b = 0; b < 2; ++b) {
+            Reg cp = cq;
+            Reg p0 = pred(), p1 = pred();
+            if (with_c) {
+              Reg col = r32();
+              k.add(Type::u32, col, col_base, 8 * q + b);
+              k.raw("setp.lt.and.u32", {p0, col, n, in0});
+              k.raw("setp.lt.and.u32", {p1, col, n, in1});
+              if (b) {
+                cp = r64();
+                k.add(Type::u64, cp, cq, cstep1);
+              }
+            }
+            for (int h = 0; h < 2; ++h) {
+              Reg v = k.reg(RegClass::f32);
+              k.binary("mul.rn", Type::f32, v, alpha, acc[size_t(j)][size_t(4 * q + 2 * h + b)]);
+              if (with_c) {
+                Reg cv = k.reg(RegClass::f32);
+                if (cd == Type::f32) {
+                  k.mov(Type::f32, cv, Operand::f32(0.0f));
+                  k.ld(ptx::Space::global, Type::f32, {cv}, Address(cp, 8 * es * h)).pred(h ? p1 : p0);
+                } else {
+                  Reg hc = k.reg(RegClass::b16);
+                  k.mov(Type::b16, hc, 0);
+                  k.ld(ptx::Space::global, Type::b16, {hc}, Address(cp, 8 * es * h)).pred(h ? p1 : p0);
+                  k.cvt(ptx::Rounding::none, Type::f32, cd, cv, hc);
+                }
+                k.fma_rn(Type::f32, v, beta, cv, v);
+              }
+              const int64_t at = (int64_t(8 * q - ch * cols + b) * 64 + 8 * h) * es;
+              if (cd == Type::f32) {
+                k.st(ptx::Space::shared, Type::f32, Address(thread_at, at), {v});
+              } else {
+                Reg hv = k.reg(RegClass::b16);
+                k.cvt(ptx::Rounding::rn, cd, Type::f32, hv, v);
+                k.st(ptx::Space::shared, Type::b16, Address(thread_at, at), {hv});
+              }
+            }
+          }
+          if (with_c && q + 1 < c.tile_n / 8) {
+            Reg nc = r64();
+            k.add(Type::u64, nc, cq, cstep8);
+            cq = nc;
+          }
+        }
+        k.fence_proxy_async_shared(); // generic writes, read next by the TMA store (the async proxy)
+        k.raw("bar.sync", {named_barrier, 128});
+        const ptx::Label skip = k.new_label("NOT_STORE_LEADER");
+        k.bra(skip).pred(store_leader, true);
+        Reg col0 = r32();
+        k.add(Type::u32, col0, n0, ch * cols);
+        k.tma_store(2, tma_d, {block_row, col0}, Address(staging));
+        k.bulk_commit_group();
+        k.bulk_wait_group(0, true); // the staging may be written again
+        k.place(skip);
+      }
+    }
+    (void)m0;
+  }
+
   // Releases a stage: the local empty barrier, and the peer's (its producer multicasts into our stage too).
   void release(Reg empty, std::optional<Reg> guard) {
     auto& local = k.mbarrier_arrive(std::nullopt, Address(empty));
@@ -554,6 +660,14 @@ struct Emitter {
     k.mul_lo(Type::u32, col_in_tile, t, 2);
     Reg beta_nonzero = pred();
     k.setp(Cmp::ne, Type::f32, beta_nonzero, beta, Operand::f32(0.0f));
+    if (c.tma_store) {
+      staging = r32(), named_barrier = r32(), store_leader = pred(), row_in_block = r32();
+      k.mad_lo(Type::u32, staging, cw, pl.staging_bytes, base);
+      k.add(Type::u32, staging, staging, pl.staging_offset);
+      k.add(Type::u32, named_barrier, cw, 1); // barrier 0 is the CTA's
+      k.setp(Cmp::eq, Type::u32, store_leader, wl, 0);
+      k.mad_lo(Type::u32, row_in_block, warp, 16, g);
+    }
 
     std::vector<std::vector<Reg>> acc;
     for (int j = 0; j < pl.subtiles; ++j) acc.push_back(k.regs(RegClass::f32, uint32_t(c.tile_n / 2)));
@@ -621,14 +735,26 @@ struct Emitter {
     k.add(Type::u32, col_base, n0, col_in_tile);
     const ptx::Label without_c = k.new_label("EPILOGUE_NO_C"), epilogue_done = k.new_label("EPILOGUE_DONE");
     k.bra(without_c).pred(beta_nonzero, true);
-    epilogue(acc, row_base, col_base, true);
+    if (c.tma_store)
+      epilogue_tma(acc, row_base, col_base, m0, n0, true);
+    else
+      epilogue(acc, row_base, col_base, true);
     k.bra(epilogue_done);
     k.place(without_c);
-    epilogue(acc, row_base, col_base, false); // beta = 0: C is not read (it may hold NaN)
+    if (c.tma_store) // beta = 0: C is not read (it may hold NaN)
+      epilogue_tma(acc, row_base, col_base, m0, n0, false);
+    else
+      epilogue(acc, row_base, col_base, false);
     k.place(epilogue_done);
     k.add(Type::u32, tile, tile, step);
     k.bra(tiles);
     k.place(done);
+    if (c.tma_store) { // the last tensor stores have written D before the CTA ends
+      const ptx::Label skip = k.new_label("NOT_STORE_LEADER");
+      k.bra(skip).pred(store_leader, true);
+      k.bulk_wait_group(0);
+      k.place(skip);
+    }
     k.ret();
   }
 

@@ -29,6 +29,8 @@ struct Sm90aConfig {
   int group_m = 8; // tiles of M per group in the grouped raster order (1: row by row)
   int cluster = 1; // CTAs per cluster along M sharing B through TMA multicast
   bool tma = true;  // producer: TMA tensor loads (lda, ldb multiples of 8), or ld.global + st.shared (any)
+  bool tma_store = false; // epilogue: staged in shared memory and stored with TMA (ldd * cd bytes % 16 == 0)
+  DType cd = DType::f32;  // the output type (the staging size)
 };
 
 // Derived numbers (the constraints and the emission read the same ones).
@@ -39,6 +41,7 @@ struct Sm90aPlan {
   int accumulators = 64;       // f32 registers per consumer thread
   uint32_t a_stage_bytes = 0, b_stage_bytes = 0, stage_bytes = 0;
   uint32_t barrier_offset = 0; // full[s] then empty[s], 8 bytes each, after the stages
+  uint32_t staging_offset = 0, staging_bytes = 0; // TMA-store epilogue: per consumer, after the barriers
   uint32_t dynamic_shared_bytes = 0; // + 1024 slack: the base is rounded up to the 128B swizzle repeat
   uint32_t tx_bytes = 0;       // bytes TMA writes per stage (whole boxes, out-of-bound elements included)
   int entry_regs = 168;        // .maxnreg at entry: threads * entry_regs <= 65536
@@ -49,10 +52,13 @@ struct Sm90aPlan {
 constexpr int kSm90aConsumerOverheadRegs = 56;
 // The shared memory one CTA may use on sm_90 (227 KiB opt-in).
 constexpr uint32_t kSm90aMaxSharedBytes = 227 * 1024;
+// Columns of D per TMA store of the TMA-store epilogue (a 64 x 32 box).
+constexpr int kSm90aStoreColumns = 32;
 // SMs of an H100/H200: the persistent grid size.
 constexpr int kSm90aPersistentCtas = 132;
 
-Sm90aConfig decode_sm90a(const Params& p); // InputError naming a missing or malformed parameter
+// InputError naming a missing or malformed parameter; cd: the signature's output type.
+Sm90aConfig decode_sm90a(const Params& p, DType cd = DType::f32);
 Sm90aPlan plan_sm90a(const Sm90aConfig& c);
 // "" when valid, else the rule the point breaks (the constraint descriptions' words).
 std::string why_invalid_sm90a(const Sm90aConfig& c);

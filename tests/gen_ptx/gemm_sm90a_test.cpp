@@ -52,6 +52,10 @@ gen::Problem random_problem(std::mt19937_64& rng, const gen::Signature& sig, con
   p["ldb"] = ld8(b_t ? p["N"] : p["K"]);
   p["ldc"] = p["M"] + pick(0, 1) * pick(1, 5);
   p["ldd"] = p["M"] + pick(0, 1) * pick(1, 5);
+  if (gen::param_str(params, "epilogue") == "tma") { // TMA stores: ldd * cd bytes a multiple of 16
+    const int64_t e = 16 / (sig.at("cd") == "f32" ? 4 : 2);
+    p["ldd"] = (p["ldd"] + e - 1) / e * e;
+  }
   return p;
 }
 
@@ -106,8 +110,10 @@ TEST(Sm90aGemm, PtxasCompilesTheLargestTilesWithoutSerialisation) {
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, std::string>, gen::Params> deepest;
   for (size_t i = 0; i < space.size(); ++i) {
     const gen::Params p = gen::params_of(space, space.valid_config(i));
+    // the TMA-store epilogue with the clusters, the direct one otherwise
     if (gen::param_str(p, "reg_split") != "40/232" || gen::param_int(p, "group_m") != 8 ||
-        gen::param_int(p, "persistent") != 1)
+        gen::param_int(p, "persistent") != 1 ||
+        gen::param_str(p, "epilogue") != (gen::param_int(p, "cluster") == 2 ? "tma" : "direct"))
       continue;
     auto key = std::make_tuple(gen::param_int(p, "tile_m"), gen::param_int(p, "tile_n"),
                                gen::param_int(p, "consumers"), gen::param_int(p, "cluster"),
@@ -289,6 +295,32 @@ TEST(Sm90aGemm, LdstProducerWithoutProxyFenceIsCaught) {
   const size_t at = c.generated.text.find("fence.proxy.async.shared::cta;");
   ASSERT_NE(at, std::string::npos);
   c.generated.text.replace(at, std::strlen("fence.proxy.async.shared::cta;"), "// removed");
+  c.code = toolchain::ptx_text_object(c.generated.text, "sm_90a", "mutant.ptx");
+  const auto broken = tune::run_variant(gen_ptx_test::emu_device("sm_90a"), c, spec, problem, ro);
+  EXPECT_NE(broken.status, tune::Status::ok);
+  ASSERT_FALSE(broken.diagnostics.empty());
+  EXPECT_NE(broken.diagnostics.front().find("proxy_fence"), std::string::npos) << broken.diagnostics.front();
+}
+
+// epilogue=tma: the consumers' st.shared staging is read by the TMA store (the async proxy): without the
+// fence.proxy.async before the named barrier the emulator reports proxy_fence.
+TEST(Sm90aGemm, TmaStoreEpilogueWithoutProxyFenceIsCaught) {
+  const gen::Signature sig = signature("f16", "f32", "TN");
+  const gen::Params p =
+      params_of(sig, {"tile_m=64", "tile_n=64", "consumers=1", "stages=2", "loader=tma", "epilogue=tma"});
+  const tune::VariantSpec spec = spec_of(sig, p);
+  const gen::Problem problem{{"M", 100}, {"N", 70}, {"K", 72}, {"lda", 72}, {"ldb", 72}, {"ldd", 104}};
+  tune::RunOptions ro;
+  ro.seed = 13;
+  ro.time = false;
+  tune::Compiled c = tune::compile_variant(spec, {.ptxas = false});
+  const auto ok = tune::run_variant(gen_ptx_test::emu_device("sm_90a"), c, spec, problem, ro);
+  EXPECT_EQ(ok.status, tune::Status::ok) << ok.message;
+  EXPECT_TRUE(ok.diagnostics.empty()) << ok.message;
+  int removed = 0;
+  for (size_t at; (at = c.generated.text.find("fence.proxy.async.shared::cta;")) != std::string::npos; ++removed)
+    c.generated.text.replace(at, std::strlen("fence.proxy.async.shared::cta;"), "// removed");
+  EXPECT_GT(removed, 0);
   c.code = toolchain::ptx_text_object(c.generated.text, "sm_90a", "mutant.ptx");
   const auto broken = tune::run_variant(gen_ptx_test::emu_device("sm_90a"), c, spec, problem, ro);
   EXPECT_NE(broken.status, tune::Status::ok);
