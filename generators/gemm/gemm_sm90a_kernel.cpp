@@ -125,7 +125,7 @@ struct Emitter {
   Reg tma_a, tma_b, c_ptr, d_ptr, m, n, kdim, ldc, ldd, tiles_m, tiles_n, k_iters, total_tiles, alpha, beta;
   Reg base, bars, tid, rank, peer, a_ptr, b_ptr, lda, ldb, tma_d;
   // TMA-store epilogue: this consumer's staging buffer, its named barrier, its leader
-  Reg staging, named_barrier, store_leader, row_in_block;
+  Reg staging, second_consumer, store_leader, row_in_block;
 
   Reg r32() { return k.reg(RegClass::b32); }
   Reg r64() { return k.reg(RegClass::b64); }
@@ -565,7 +565,7 @@ struct Emitter {
       k.setp(Cmp::lt, Type::u32, in1, r1, m);
       Reg cq = with_c ? element_pointer(c_ptr, r0, col_base, ldc) : Reg{};
       for (int ch = 0; ch < c.tile_n / cols; ++ch) {
-        k.raw("bar.sync", {named_barrier, 128});
+        consumer_barrier();
         for (int q = ch * cols / 8; q < (ch + 1) * cols / 8; ++q) {
           for (int b = 0; b < 2; ++b) {
             Reg cp = cq;
@@ -613,7 +613,7 @@ struct Emitter {
           }
         }
         k.fence_proxy_async_shared(); // generic writes, read next by the TMA store (the async proxy)
-        k.raw("bar.sync", {named_barrier, 128});
+        consumer_barrier();
         const ptx::Label skip = k.new_label("NOT_STORE_LEADER");
         k.bra(skip).pred(store_leader, true);
         Reg col0 = r32();
@@ -625,6 +625,17 @@ struct Emitter {
       }
     }
     (void)m0;
+  }
+
+  // The named barrier of this consumer warpgroup (1 or 2; 0 is the CTA's), with immediate ids so that ptxas
+  // reserves 3 barriers, not all 16 as for an id in a register.
+  void consumer_barrier() {
+    if (c.consumers == 1) {
+      k.bar_sync(1, 128);
+      return;
+    }
+    k.bar_sync(1, 128).pred(second_consumer, true);
+    k.bar_sync(2, 128).pred(second_consumer);
   }
 
   // Releases a stage: the local empty barrier, and the peer's (its producer multicasts into our stage too).
@@ -661,10 +672,10 @@ struct Emitter {
     Reg beta_nonzero = pred();
     k.setp(Cmp::ne, Type::f32, beta_nonzero, beta, Operand::f32(0.0f));
     if (c.tma_store) {
-      staging = r32(), named_barrier = r32(), store_leader = pred(), row_in_block = r32();
+      staging = r32(), second_consumer = pred(), store_leader = pred(), row_in_block = r32();
       k.mad_lo(Type::u32, staging, cw, pl.staging_bytes, base);
       k.add(Type::u32, staging, staging, pl.staging_offset);
-      k.add(Type::u32, named_barrier, cw, 1); // barrier 0 is the CTA's
+      k.setp(Cmp::eq, Type::u32, second_consumer, cw, 1);
       k.setp(Cmp::eq, Type::u32, store_leader, wl, 0);
       k.mad_lo(Type::u32, row_in_block, warp, 16, g);
     }
