@@ -11,13 +11,16 @@ namespace isatune::gen::gemm {
 
 namespace {
 
-int int_param(const Params& p, const char* name) { return int(param_int(p, name)); }
+int int_param(const Params& p, const char* name) {
+  return int(param_int(p, name));
+}
 
 // "40/232" -> {40, 232}
 std::pair<int, int> parse_reg_split(const std::string& s) {
   const size_t slash = s.find('/');
   try {
-    if (slash != std::string::npos) return {std::stoi(s.substr(0, slash)), std::stoi(s.substr(slash + 1))};
+    if (slash != std::string::npos)
+      return {std::stoi(s.substr(0, slash)), std::stoi(s.substr(slash + 1))};
   } catch (const std::exception&) {
   }
   throw InputError("gemm sm_90a: reg_split='" + s + "' is not PRODUCER/CONSUMER registers (e.g. 40/232)");
@@ -65,13 +68,16 @@ Sm90aPlan plan_sm90a(const Sm90aConfig& c) {
 
 std::string why_invalid_sm90a(const Sm90aConfig& c) {
   const Sm90aPlan pl = plan_sm90a(c);
-  if (c.consumers != 1 && c.consumers != 2) return "consumers is 1 or 2";
+  if (c.consumers != 1 && c.consumers != 2)
+    return "consumers is 1 or 2";
   if (c.tile_m != 64 * c.consumers && c.tile_m != 128)
     return "tile_m is 64 * consumers or 128 (each consumer owns whole m64 wgmma blocks)";
   if (c.tile_n % 64 || c.tile_n < 64 || c.tile_n > 256)
     return "tile_n is 64, 128, 192 or 256 (the wgmma N; MN-major boxes are 64 wide)";
-  if (c.tile_k != 64) return "tile_k is 64 (one 128-byte swizzle row of 16-bit elements)";
-  if (c.stages < 2 || c.stages > 5) return "stages is 2..5";
+  if (c.tile_k != 64)
+    return "tile_k is 64 (one 128-byte swizzle row of 16-bit elements)";
+  if (c.stages < 2 || c.stages > 5)
+    return "stages is 2..5";
   if (c.producer_regs % 8 || c.consumer_regs % 8 || c.producer_regs < 24 || c.consumer_regs > 256 ||
       c.producer_regs > pl.entry_regs || c.consumer_regs < pl.entry_regs)
     return "reg_split: multiples of 8 in 24..256, producer <= " + std::to_string(pl.entry_regs) +
@@ -84,20 +90,26 @@ std::string why_invalid_sm90a(const Sm90aConfig& c) {
            " fit the consumer's " + std::to_string(c.consumer_regs) +
            " registers (else ptxas serialises wgmma: C7511)";
   if (pl.dynamic_shared_bytes > kSm90aMaxSharedBytes)
-    return "shared memory stages * (tile_m + tile_n) * tile_k * 2 + 16 * stages (+ the TMA-store staging) + 1024 = " +
+    return "shared memory stages * (tile_m + tile_n) * tile_k * 2 + 16 * stages (+ the TMA-store staging) + "
+           "1024 = " +
            std::to_string(pl.dynamic_shared_bytes) + " bytes exceeds 227 KiB";
-  if (c.group_m < 1) return "group_m >= 1";
-  if (c.cluster != 1 && c.cluster != 2) return "cluster is 1 or 2 (CTAs sharing B through TMA multicast)";
-  if (c.cluster > 1 && !c.tma) return "cluster=2 needs loader=tma (it shares B through TMA multicast)";
+  if (c.group_m < 1)
+    return "group_m >= 1";
+  if (c.cluster != 1 && c.cluster != 2)
+    return "cluster is 1 or 2 (CTAs sharing B through TMA multicast)";
+  if (c.cluster > 1 && !c.tma)
+    return "cluster=2 needs loader=tma (it shares B through TMA multicast)";
   return "";
 }
 
 std::string sm90a_kernel_name(const GemmSig& s, const Sm90aConfig& c) {
-  return "gemm_sm90a_" + s.layout + "_" + std::string(to_string(s.a)) + "_" + std::string(to_string(s.cd)) + "_" +
-         std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) + "x" + std::to_string(c.tile_k) + "_s" +
-         std::to_string(c.stages) + "_c" + std::to_string(c.consumers) + "_r" + std::to_string(c.producer_regs) +
-         "_" + std::to_string(c.consumer_regs) + (c.persistent ? "_p" : "") + "_g" + std::to_string(c.group_m) +
-         (c.cluster > 1 ? "_x" + std::to_string(c.cluster) : "") + (c.tma ? "" : "_ldst") + (c.tma_store ? "_es" : "");
+  return "gemm_sm90a_" + s.layout + "_" + std::string(to_string(s.a)) + "_" + std::string(to_string(s.cd)) +
+         "_" + std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) + "x" + std::to_string(c.tile_k) +
+         "_s" + std::to_string(c.stages) + "_c" + std::to_string(c.consumers) + "_r" +
+         std::to_string(c.producer_regs) + "_" + std::to_string(c.consumer_regs) +
+         (c.persistent ? "_p" : "") + "_g" + std::to_string(c.group_m) +
+         (c.cluster > 1 ? "_x" + std::to_string(c.cluster) : "") + (c.tma ? "" : "_ldst") +
+         (c.tma_store ? "_es" : "");
 }
 
 namespace {
@@ -155,7 +167,8 @@ struct Emitter {
     k.binary("div", Type::u32, tn, rest, gsz);
     // a cluster's CTAs take consecutive M tiles of one N tile (they share B)
     k.mul_lo(Type::u32, m0, tm, c.tile_m * c.cluster);
-    if (c.cluster > 1) k.mad_lo(Type::u32, m0, rank, c.tile_m, m0);
+    if (c.cluster > 1)
+      k.mad_lo(Type::u32, m0, rank, c.tile_m, m0);
     k.mul_lo(Type::u32, n0, tn, c.tile_n);
   }
 
@@ -203,7 +216,8 @@ struct Emitter {
     auto palpha = k.param("alpha", Type::f32), pbeta = k.param("beta", Type::f32);
     k.dynamic_shared("smem", 1024);
     k.reqntid(uint32_t(pl.threads));
-    if (c.cluster > 1) k.reqnctapercluster(uint32_t(c.cluster));
+    if (c.cluster > 1)
+      k.reqnctapercluster(uint32_t(c.cluster));
     k.maxnreg(uint32_t(pl.entry_regs));
 
     tma_a = r64(), tma_b = r64();
@@ -275,8 +289,8 @@ struct Emitter {
     }
   }
 
-  // The ldst producer's copy of one operand tile (rows x 64 k) into its 128B-swizzled stage layout, by all 128
-  // producer threads, element by element (any leading dimension and alignment), zero outside the matrix.
+  // The ldst producer's copy of one operand tile (rows x 64 k) into its 128B-swizzled stage layout, by all
+  // 128 producer threads, element by element (any leading dimension and alignment), zero outside the matrix.
   void copy_operand(Reg ptr, Reg ld, Reg rows_total, Reg row0, int rows, bool kmajor, Reg dst, Reg k0) {
     const ptx::Label again = k.new_label("COPY");
     Reg e = r32();
@@ -367,57 +381,57 @@ struct Emitter {
         k.fence_proxy_async_shared(); // generic writes, read next by wgmma (the async proxy)
         k.mbarrier_arrive(std::nullopt, Address(slot));
       } else {
-      k.mbarrier_arrive_expect_tx(Address(slot), pl.tx_bytes);
-      auto load = [&](Reg map, uint32_t dst_offset, Reg inner, Reg outer) {
-        k.tma_load(2, Address(sa, dst_offset), map, {inner, outer}, Address(slot));
-      };
-      auto mn_major_boxes = [&](Reg map, uint32_t at, Reg origin, int rows) {
-        for (int j = 0; j < rows / 64; ++j) {
-          Reg coord = origin;
-          if (j) {
-            coord = r32();
-            k.add(Type::u32, coord, origin, 64 * j);
-          }
-          load(map, at + uint32_t(j) * kBoxBytes, coord, k0);
-        }
-      };
-      if (a_kmajor)
-        load(tma_a, 0, k0, m0);
-      else
-        mn_major_boxes(tma_a, 0, m0, c.tile_m);
-      if (c.cluster == 1) {
-        if (b_kmajor)
-          load(tma_b, pl.a_stage_bytes, k0, n0);
-        else
-          mn_major_boxes(tma_b, pl.a_stage_bytes, n0, c.tile_n);
-      } else {
-        // B is shared by the cluster: each CTA loads its share and multicasts it into every CTA's stage
-        Reg mask = k.reg(RegClass::b16);
-        k.mov(Type::b16, mask, (1 << c.cluster) - 1);
-        auto multicast = [&](uint32_t dst_offset, Reg inner, Reg outer) {
-          Reg dst = r32();
-          k.add(Type::u32, dst, sa, dst_offset);
-          k.tma_load(2, Address(dst), tma_b, {inner, outer}, Address(slot), mask);
+        k.mbarrier_arrive_expect_tx(Address(slot), pl.tx_bytes);
+        auto load = [&](Reg map, uint32_t dst_offset, Reg inner, Reg outer) {
+          k.tma_load(2, Address(sa, dst_offset), map, {inner, outer}, Address(slot));
         };
-        if (b_kmajor) { // rows rank * tile_n / cluster ... of the {64, tile_n / cluster} box
-          const int share = c.tile_n / c.cluster;
-          Reg n_share = r32(), dst = r32();
-          k.mad_lo(Type::u32, n_share, rank, share, n0);
-          k.mad_lo(Type::u32, dst, rank, share * 128, sa);
-          k.tma_load(2, Address(dst, pl.a_stage_bytes), tma_b, {k0, n_share}, Address(slot), mask);
-        } else { // 64-row boxes j with j % cluster == rank
-          Reg mine = pred();
-          for (int j = 0; j < c.tile_n / 64; ++j) {
-            Reg coord = r32();
-            k.add(Type::u32, coord, n0, 64 * j);
-            k.setp(Cmp::eq, Type::u32, mine, rank, j % c.cluster);
-            const ptx::Label skip = k.new_label("NOT_MINE");
-            k.bra(skip).pred(mine, true);
-            multicast(pl.a_stage_bytes + uint32_t(j) * kBoxBytes, coord, k0);
-            k.place(skip);
+        auto mn_major_boxes = [&](Reg map, uint32_t at, Reg origin, int rows) {
+          for (int j = 0; j < rows / 64; ++j) {
+            Reg coord = origin;
+            if (j) {
+              coord = r32();
+              k.add(Type::u32, coord, origin, 64 * j);
+            }
+            load(map, at + uint32_t(j) * kBoxBytes, coord, k0);
+          }
+        };
+        if (a_kmajor)
+          load(tma_a, 0, k0, m0);
+        else
+          mn_major_boxes(tma_a, 0, m0, c.tile_m);
+        if (c.cluster == 1) {
+          if (b_kmajor)
+            load(tma_b, pl.a_stage_bytes, k0, n0);
+          else
+            mn_major_boxes(tma_b, pl.a_stage_bytes, n0, c.tile_n);
+        } else {
+          // B is shared by the cluster: each CTA loads its share and multicasts it into every CTA's stage
+          Reg mask = k.reg(RegClass::b16);
+          k.mov(Type::b16, mask, (1 << c.cluster) - 1);
+          auto multicast = [&](uint32_t dst_offset, Reg inner, Reg outer) {
+            Reg dst = r32();
+            k.add(Type::u32, dst, sa, dst_offset);
+            k.tma_load(2, Address(dst), tma_b, {inner, outer}, Address(slot), mask);
+          };
+          if (b_kmajor) { // rows rank * tile_n / cluster ... of the {64, tile_n / cluster} box
+            const int share = c.tile_n / c.cluster;
+            Reg n_share = r32(), dst = r32();
+            k.mad_lo(Type::u32, n_share, rank, share, n0);
+            k.mad_lo(Type::u32, dst, rank, share * 128, sa);
+            k.tma_load(2, Address(dst, pl.a_stage_bytes), tma_b, {k0, n_share}, Address(slot), mask);
+          } else { // 64-row boxes j with j % cluster == rank
+            Reg mine = pred();
+            for (int j = 0; j < c.tile_n / 64; ++j) {
+              Reg coord = r32();
+              k.add(Type::u32, coord, n0, 64 * j);
+              k.setp(Cmp::eq, Type::u32, mine, rank, j % c.cluster);
+              const ptx::Label skip = k.new_label("NOT_MINE");
+              k.bra(skip).pred(mine, true);
+              multicast(pl.a_stage_bytes + uint32_t(j) * kBoxBytes, coord, k0);
+              k.place(skip);
+            }
           }
         }
-      }
       }
     }
     k.add(Type::u32, k0, k0, c.tile_k);
@@ -442,8 +456,9 @@ struct Emitter {
   }
 
   // One element's epilogue: v = alpha * acc (+ beta * C), stored as cd under `p`. Only the memory accesses
-  // are predicated: a register written under a predicate stays live from the kernel's entry for ptxas (its old
-  // value may survive), which for every element of a tile spills; a C load writes a register zeroed first.
+  // are predicated: a register written under a predicate stays live from the kernel's entry for ptxas (its
+  // old value may survive), which for every element of a tile spills; a C load writes a register zeroed
+  // first.
   void element(Reg p, Reg acc, Reg dptr, Reg cptr, int64_t offset, bool with_c) {
     const Type cd = s.cd == DType::f32 ? Type::f32 : s.cd == DType::bf16 ? Type::bf16 : Type::f16;
     Reg v = k.reg(RegClass::f32);
@@ -533,11 +548,11 @@ struct Emitter {
     }
   }
 
-  // The TMA-store epilogue: per m64 block, chunks of kSm90aStoreColumns columns are written to this consumer's
-  // staging buffer (column-major 64 x columns, cd), fenced for the async proxy, and stored by one thread with a
-  // TMA tensor store, which clips the rows and columns outside D. Named barrier per consumer warpgroup: the
-  // staging is free again (the last store read it) before anyone writes the next chunk.
-  void epilogue_tma(const std::vector<std::vector<Reg>>& acc, Reg row_base, Reg col_base, Reg m0, Reg n0,
+  // The TMA-store epilogue: per m64 block, chunks of kSm90aStoreColumns columns are written to this
+  // consumer's staging buffer (column-major 64 x columns, cd), fenced for the async proxy, and stored by one
+  // thread with a TMA tensor store, which clips the rows and columns outside D. Named barrier per consumer
+  // warpgroup: the staging is free again (the last store read it) before anyone writes the next chunk.
+  void epilogue_tma(const std::vector<std::vector<Reg>>& acc, Reg row_base, Reg col_base, Reg n0,
                     bool with_c) {
     const uint32_t es = size_of(s.cd);
     const Type cd = s.cd == DType::f32 ? Type::f32 : s.cd == DType::bf16 ? Type::bf16 : Type::f16;
@@ -624,7 +639,6 @@ struct Emitter {
         k.place(skip);
       }
     }
-    (void)m0;
   }
 
   // The named barrier of this consumer warpgroup (1 or 2; 0 is the CTA's), with immediate ids so that ptxas
@@ -641,13 +655,17 @@ struct Emitter {
   // Releases a stage: the local empty barrier, and the peer's (its producer multicasts into our stage too).
   void release(Reg empty, std::optional<Reg> guard) {
     auto& local = k.mbarrier_arrive(std::nullopt, Address(empty));
-    if (guard) local.pred(*guard);
-    if (c.cluster == 1) return;
+    if (guard)
+      local.pred(*guard);
+    if (c.cluster == 1)
+      return;
     Reg remote = r32();
     k.raw("mapa.shared::cluster.u32", {remote, empty, peer}, {78, 90, false, "mapa"});
-    auto& far = k.raw("mbarrier.arrive.release.cluster.shared::cluster.b64",
-                      {Operand::sink(), Operand::sym("[" + remote.name() + "]")}, {80, 90, false, "mbarrier"});
-    if (guard) far.pred(*guard);
+    auto& far =
+        k.raw("mbarrier.arrive.release.cluster.shared::cluster.b64",
+              {Operand::sink(), Operand::sym("[" + remote.name() + "]")}, {80, 90, false, "mbarrier"});
+    if (guard)
+      far.pred(*guard);
   }
 
   void consumer() {
@@ -681,7 +699,8 @@ struct Emitter {
     }
 
     std::vector<std::vector<Reg>> acc;
-    for (int j = 0; j < pl.subtiles; ++j) acc.push_back(k.regs(RegClass::f32, uint32_t(c.tile_n / 2)));
+    for (int j = 0; j < pl.subtiles; ++j)
+      acc.push_back(k.regs(RegClass::f32, uint32_t(c.tile_n / 2)));
 
     Reg stage = r32(), phase = r32(), tile = r32(), step = r32(), released = r32();
     k.mov(Type::u32, stage, 0);
@@ -724,7 +743,8 @@ struct Emitter {
             k.add(Type::u64, dak, da, off >> 4);
           }
           k.wgmma_mma_async(type, uint32_t(c.tile_n), acc[size_t(j)], dak, dbk,
-                            kk == 0 ? Operand(accumulate) : Operand(1), 1, 1, a_kmajor ? 0 : 1, b_kmajor ? 0 : 1);
+                            kk == 0 ? Operand(accumulate) : Operand(1), 1, 1, a_kmajor ? 0 : 1,
+                            b_kmajor ? 0 : 1);
         }
       }
       k.wgmma_commit_group();
@@ -747,13 +767,13 @@ struct Emitter {
     const ptx::Label without_c = k.new_label("EPILOGUE_NO_C"), epilogue_done = k.new_label("EPILOGUE_DONE");
     k.bra(without_c).pred(beta_nonzero, true);
     if (c.tma_store)
-      epilogue_tma(acc, row_base, col_base, m0, n0, true);
+      epilogue_tma(acc, row_base, col_base, n0, true);
     else
       epilogue(acc, row_base, col_base, true);
     k.bra(epilogue_done);
     k.place(without_c);
     if (c.tma_store) // beta = 0: C is not read (it may hold NaN)
-      epilogue_tma(acc, row_base, col_base, m0, n0, false);
+      epilogue_tma(acc, row_base, col_base, n0, false);
     else
       epilogue(acc, row_base, col_base, false);
     k.place(epilogue_done);
@@ -787,7 +807,8 @@ struct Emitter {
 
 std::string emit_sm90a_gemm(const GemmSig& s, const Sm90aConfig& c) {
   const std::string why = why_invalid_sm90a(c);
-  if (!why.empty()) throw InputError("gemm sm_90a: " + why);
+  if (!why.empty())
+    throw InputError("gemm sm_90a: " + why);
   ptx::Module mod("sm_90a");
   ptx::Kernel& k = mod.add_kernel(sm90a_kernel_name(s, c));
   Emitter e(s, c, k);

@@ -28,23 +28,23 @@ struct Sm90aConfig {
   bool persistent = false;
   int group_m = 8; // tiles of M per group in the grouped raster order (1: row by row)
   int cluster = 1; // CTAs per cluster along M sharing B through TMA multicast
-  bool tma = true;  // producer: TMA tensor loads (lda, ldb multiples of 8), or ld.global + st.shared (any)
+  bool tma = true; // producer: TMA tensor loads (lda, ldb multiples of 8), or ld.global + st.shared (any)
   bool tma_store = false; // epilogue: staged in shared memory and stored with TMA (ldd * cd bytes % 16 == 0)
   DType cd = DType::f32;  // the output type (the staging size)
 };
 
 // Derived numbers (the constraints and the emission read the same ones).
 struct Sm90aPlan {
-  int threads = 384;           // 128 per warpgroup
-  int rows_per_consumer = 64;  // tile_m / consumers
-  int subtiles = 1;            // m64 wgmma blocks per consumer
-  int accumulators = 64;       // f32 registers per consumer thread
+  int threads = 384;          // 128 per warpgroup
+  int rows_per_consumer = 64; // tile_m / consumers
+  int subtiles = 1;           // m64 wgmma blocks per consumer
+  int accumulators = 64;      // f32 registers per consumer thread
   uint32_t a_stage_bytes = 0, b_stage_bytes = 0, stage_bytes = 0;
-  uint32_t barrier_offset = 0; // full[s] then empty[s], 8 bytes each, after the stages
+  uint32_t barrier_offset = 0;                    // full[s] then empty[s], 8 bytes each, after the stages
   uint32_t staging_offset = 0, staging_bytes = 0; // TMA-store epilogue: per consumer, after the barriers
   uint32_t dynamic_shared_bytes = 0; // + 1024 slack: the base is rounded up to the 128B swizzle repeat
-  uint32_t tx_bytes = 0;       // bytes TMA writes per stage (whole boxes, out-of-bound elements included)
-  int entry_regs = 168;        // .maxnreg at entry: threads * entry_regs <= 65536
+  uint32_t tx_bytes = 0; // bytes TMA writes per stage (whole boxes, out-of-bound elements included)
+  int entry_regs = 168;  // .maxnreg at entry: threads * entry_regs <= 65536
 };
 
 // Registers a consumer thread needs besides its accumulators (descriptors, addresses, loop state, epilogue):

@@ -24,7 +24,9 @@ using gen_ptx_test::describe;
 using gen_ptx_test::have_ptxas;
 using gen_ptx_test::run_point;
 
-const gen::Generator& gemm() { return gen::find_generator("gemm"); }
+const gen::Generator& gemm() {
+  return gen::find_generator("gemm");
+}
 
 gen::Signature signature(const std::string& ab, const std::string& cd, const std::string& layout) {
   std::vector<std::string> words{"a=" + ab, "b=" + ab, "cd=" + cd, "layout=" + layout};
@@ -39,15 +41,18 @@ gen::Params params_of(const gen::Signature& sig, const std::vector<std::string>&
   return gen::parse_params(gemm().space("sm_90a", sig), words);
 }
 
-// M, N, K ragged; with loader=tma lda and ldb rounded up to 8 elements (TMA strides are multiples of 16 bytes)
-// and sometimes padded further, with loader=ldst tight or padded by any amount; ldc and ldd sometimes padded.
-gen::Problem random_problem(std::mt19937_64& rng, const gen::Signature& sig, const gen::Params& params, int max_m,
-                            int max_n, int max_k) {
+// M, N, K ragged; with loader=tma lda and ldb rounded up to 8 elements (TMA strides are multiples of 16
+// bytes) and sometimes padded further, with loader=ldst tight or padded by any amount; ldc and ldd sometimes
+// padded.
+gen::Problem random_problem(std::mt19937_64& rng, const gen::Signature& sig, const gen::Params& params,
+                            int max_m, int max_n, int max_k) {
   auto pick = [&](int lo, int hi) { return int64_t(std::uniform_int_distribution<int>(lo, hi)(rng)); };
   gen::Problem p{{"M", pick(1, max_m)}, {"N", pick(1, max_n)}, {"K", pick(1, max_k)}};
   const bool a_t = sig.at("layout")[0] == 'T', b_t = sig.at("layout")[1] == 'T';
   const bool tma = gen::param_str(params, "loader") == "tma";
-  auto ld8 = [&](int64_t rows) { return tma ? (rows + 7) / 8 * 8 + 8 * pick(0, 1) : rows + pick(0, 1) * pick(1, 5); };
+  auto ld8 = [&](int64_t rows) {
+    return tma ? (rows + 7) / 8 * 8 + 8 * pick(0, 1) : rows + pick(0, 1) * pick(1, 5);
+  };
   p["lda"] = ld8(a_t ? p["K"] : p["M"]);
   p["ldb"] = ld8(b_t ? p["N"] : p["K"]);
   p["ldc"] = p["M"] + pick(0, 1) * pick(1, 5);
@@ -61,7 +66,8 @@ gen::Problem random_problem(std::mt19937_64& rng, const gen::Signature& sig, con
 
 // The sweep size: ISATUNE_SWEEP_POINTS, else a default sized to about a minute on one emulator core.
 int sweep_points() {
-  if (const char* v = std::getenv("ISATUNE_SWEEP_POINTS")) return std::max(1, std::atoi(v));
+  if (const char* v = std::getenv("ISATUNE_SWEEP_POINTS"))
+    return std::max(1, std::atoi(v));
   return 70;
 }
 
@@ -85,14 +91,15 @@ TEST(Sm90aGemm, SweepMatchesReferenceOnTheEmulator) {
   for (int i = 0; i < points; ++i) {
     const gen::Signature sig = signature(i % 2 ? "f16" : "bf16", cds[(i / 2) % 3], layouts[(i / 6) % 4]);
     const gen::Space space = gemm().space("sm_90a", sig);
-    const gen::Params params =
-        gen::params_of(space, space.valid_config(std::uniform_int_distribution<size_t>(0, space.size() - 1)(rng)));
+    const gen::Params params = gen::params_of(
+        space, space.valid_config(std::uniform_int_distribution<size_t>(0, space.size() - 1)(rng)));
     const gen::Problem problem = random_problem(rng, sig, params, 300, 200, 200);
     const tune::VariantSpec spec = spec_of(sig, params);
     const auto o = run_point(spec, problem, rng(), ptxas);
     EXPECT_EQ(o.result.status, tune::Status::ok) << describe(spec, problem, o.result);
     EXPECT_TRUE(o.result.diagnostics.empty()) << describe(spec, problem, o.result);
-    if (ptxas) expect_clean_ptxas(o.compiled, describe(spec, problem, o.result));
+    if (ptxas)
+      expect_clean_ptxas(o.compiled, describe(spec, problem, o.result));
     passed += o.result.status == tune::Status::ok;
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -104,7 +111,8 @@ TEST(Sm90aGemm, SweepMatchesReferenceOnTheEmulator) {
 // Every tile shape and consumer count at its deepest ring (most shared memory) with the 40/232 split,
 // persistent and grouped: ptxas-clean, 168 registers at entry, no spill.
 TEST(Sm90aGemm, PtxasCompilesTheLargestTilesWithoutSerialisation) {
-  if (!have_ptxas()) GTEST_SKIP() << "ptxas is absent";
+  if (!have_ptxas())
+    GTEST_SKIP() << "ptxas is absent";
   const gen::Signature sig = signature("bf16", "bf16", "NT");
   const gen::Space space = gemm().space("sm_90a", sig);
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, std::string>, gen::Params> deepest;
@@ -119,7 +127,8 @@ TEST(Sm90aGemm, PtxasCompilesTheLargestTilesWithoutSerialisation) {
                                gen::param_int(p, "consumers"), gen::param_int(p, "cluster"),
                                gen::param_str(p, "loader"));
     auto it = deepest.find(key);
-    if (it == deepest.end() || gen::param_int(it->second, "stages") < gen::param_int(p, "stages")) deepest[key] = p;
+    if (it == deepest.end() || gen::param_int(it->second, "stages") < gen::param_int(p, "stages"))
+      deepest[key] = p;
   }
   // 64 x {64..256} and 128 x {64, 128} in one consumer (128x192 and 128x256 do not fit its registers), 128 x
   // {64..256} in two; each with the TMA producer alone and in a 2-CTA cluster, and with the ldst producer
@@ -135,8 +144,8 @@ TEST(Sm90aGemm, PtxasCompilesTheLargestTilesWithoutSerialisation) {
   }
 }
 
-// A 128x256 tile in one consumer warpgroup needs 256 accumulators per thread: ptxas serialises its wgmma (C7511)
-// or worse. The space keeps it out and generate names the rule.
+// A 128x256 tile in one consumer warpgroup needs 256 accumulators per thread: ptxas serialises its wgmma
+// (C7511) or worse. The space keeps it out and generate names the rule.
 TEST(Sm90aGemm, TheC7511PointIsRejectedWithItsReason) {
   const gen::Signature sig = signature("bf16", "f32", "TN");
   const gen::Space space = gemm().space("sm_90a", sig);
@@ -181,11 +190,12 @@ TEST(Sm90aGemm, LeadingDimensionsTmaCannotStrideAreRefusedByName) {
   EXPECT_GT(l[0].dynamic_shared_bytes, 48u * 1024 / 2);
 }
 
-// A persistent grid of 132 CTAs looping over more tiles (156 of 64x64), grouped by 8 tile rows, on the emulator.
+// A persistent grid of 132 CTAs looping over more tiles (156 of 64x64), grouped by 8 tile rows, on the
+// emulator.
 TEST(Sm90aGemm, PersistentGridLoopsOverMoreTilesThanCtas) {
   const gen::Signature sig = signature("bf16", "f32", "TN");
-  const gen::Params p = params_of(sig, {"tile_m=64", "tile_n=64", "consumers=1", "stages=2", "persistent=1",
-                                        "group_m=8", "loader=tma"});
+  const gen::Params p = params_of(
+      sig, {"tile_m=64", "tile_n=64", "consumers=1", "stages=2", "persistent=1", "group_m=8", "loader=tma"});
   const gen::Problem problem{{"M", 64 * 12 + 5}, {"N", 64 * 12 + 3}, {"K", 24}, {"lda", 24}, {"ldb", 24}};
   const uint64_t addresses[5] = {0x10000, 0x20000, 0x30000, 0x40000, 0x50000};
   const auto l = gemm().launches("sm_90a", sig, p, problem, addresses, {{"alpha", 1.0}, {"beta", 0.0}});
@@ -237,9 +247,10 @@ TEST(Sm90aGemm, BetaZeroDoesNotReadANanC) {
     std::vector<uint8_t> bytes(host.bytes[3].size());
     dev.copy_to_host(bytes.data(), addresses[3], bytes.size());
     const gen::Mismatch mm = gen::compare_output(specs[3], gen::decode_all(specs[3].dtype, bytes), want[3]);
-    EXPECT_LE(mm.max_rel_error, gen::tolerance(gemm().output_dtype(sig))) << cd << " row " << mm.row << " col "
-                                                                          << mm.col;
-    for (uint64_t a : addresses) dev.free(a);
+    EXPECT_LE(mm.max_rel_error, gen::tolerance(gemm().output_dtype(sig)))
+        << cd << " row " << mm.row << " col " << mm.col;
+    for (uint64_t a : addresses)
+      dev.free(a);
   }
 }
 
@@ -255,7 +266,8 @@ TEST(Sm90aGemm, BrokenVariantsAreCaught) {
     tune::Compiled c = good;
     const size_t at = c.generated.text.find(from);
     EXPECT_NE(at, std::string::npos) << from;
-    if (at == std::string::npos) return tune::RunResult{};
+    if (at == std::string::npos)
+      return tune::RunResult{};
     c.generated.text.replace(at, from.size(), to);
     c.code = toolchain::ptx_text_object(c.generated.text, "sm_90a", "mutant.ptx");
     tune::RunOptions ro;
@@ -318,7 +330,8 @@ TEST(Sm90aGemm, TmaStoreEpilogueWithoutProxyFenceIsCaught) {
   EXPECT_EQ(ok.status, tune::Status::ok) << ok.message;
   EXPECT_TRUE(ok.diagnostics.empty()) << ok.message;
   int removed = 0;
-  for (size_t at; (at = c.generated.text.find("fence.proxy.async.shared::cta;")) != std::string::npos; ++removed)
+  for (size_t at; (at = c.generated.text.find("fence.proxy.async.shared::cta;")) != std::string::npos;
+       ++removed)
     c.generated.text.replace(at, std::strlen("fence.proxy.async.shared::cta;"), "// removed");
   EXPECT_GT(removed, 0);
   c.code = toolchain::ptx_text_object(c.generated.text, "sm_90a", "mutant.ptx");
@@ -344,7 +357,8 @@ TEST(Sm90aGemm, ClusterWithoutRemoteReleaseIsCaught) {
   EXPECT_TRUE(ok.diagnostics.empty()) << ok.message;
   std::string& text = c.generated.text;
   int removed = 0;
-  for (size_t at; (at = text.find("mbarrier.arrive.release.cluster.shared::cluster.b64")) != std::string::npos;
+  for (size_t at;
+       (at = text.find("mbarrier.arrive.release.cluster.shared::cluster.b64")) != std::string::npos;
        ++removed)
     text.replace(at, text.find(';', at) - at, "// removed");
   EXPECT_EQ(removed, 2); // in the k-loop and after it
