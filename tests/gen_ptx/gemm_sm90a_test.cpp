@@ -123,6 +123,8 @@ TEST(Sm90aGemm, PtxasCompilesTheLargestTilesWithoutSerialisation) {
         gen::param_int(p, "persistent") != 1 ||
         gen::param_str(p, "epilogue") != (gen::param_int(p, "cluster") == 2 ? "tma" : "direct"))
       continue;
+    // the ldst producer's registers do not depend on the tile: its widest tiles only
+    if (gen::param_str(p, "loader") == "ldst" && gen::param_int(p, "tile_n") != 256) continue;
     auto key = std::make_tuple(gen::param_int(p, "tile_m"), gen::param_int(p, "tile_n"),
                                gen::param_int(p, "consumers"), gen::param_int(p, "cluster"),
                                gen::param_str(p, "loader"));
@@ -131,8 +133,9 @@ TEST(Sm90aGemm, PtxasCompilesTheLargestTilesWithoutSerialisation) {
       deepest[key] = p;
   }
   // 64 x {64..256} and 128 x {64, 128} in one consumer (128x192 and 128x256 do not fit its registers), 128 x
-  // {64..256} in two; each with the TMA producer alone and in a 2-CTA cluster, and with the ldst producer
-  EXPECT_EQ(deepest.size(), 30u);
+  // {64..256} in two, each with the TMA producer alone and in a 2-CTA cluster; 64x256 and 128x256 with the
+  // ldst producer
+  EXPECT_EQ(deepest.size(), 22u);
   for (const auto& [key, p] : deepest) {
     const tune::Compiled c = tune::compile_variant(spec_of(sig, p));
     expect_clean_ptxas(c, gen::format(p));
