@@ -80,7 +80,8 @@ uint64_t count_valid(const std::string& isa, bool a_trans, bool b_trans, bool fp
 TEST(GemmGenerator, Registered) {
   const gen::Generator& g = gemm();
   EXPECT_EQ(g.name(), "gemm");
-  EXPECT_EQ(g.targets(), (std::vector<std::string>{"gfx90a", "gfx942", "gfx950"}));
+  // CDNA, then the PTX backends' targets (gemm_ptx_backends())
+  EXPECT_EQ(g.targets(), (std::vector<std::string>{"gfx90a", "gfx942", "gfx950", "sm_90a"}));
 }
 
 TEST(GemmGenerator, SignatureParsing) {
