@@ -3,6 +3,7 @@
 #include "gemm_sm90a_kernel.h"
 
 #include <algorithm>
+#include <array>
 
 #include "isatune/error.h"
 #include "isatune/ptx/module.h"
@@ -137,7 +138,7 @@ struct Emitter {
   Reg tma_a, tma_b, c_ptr, d_ptr, m, n, kdim, ldc, ldd, tiles_m, tiles_n, k_iters, total_tiles, alpha, beta;
   Reg base, bars, tid, rank, peer, a_ptr, b_ptr, lda, ldb, tma_d;
   // TMA-store epilogue: this consumer's staging buffer, its named barrier, its leader
-  Reg staging, second_consumer, store_leader, row_in_block;
+  Reg staging, second_consumer, store_leader, row_in_block, stmatrix_at;
 
   Reg r32() { return k.reg(RegClass::b32); }
   Reg r64() { return k.reg(RegClass::b64); }
@@ -581,6 +582,7 @@ struct Emitter {
       Reg cq = with_c ? element_pointer(c_ptr, r0, col_base, ldc) : Reg{};
       for (int ch = 0; ch < c.tile_n / cols; ++ch) {
         consumer_barrier();
+        std::array<Reg, 8> pair{}; // 16-bit cd: the values of columns 8q..8q+15, [dq][h][b], for stmatrix
         for (int q = ch * cols / 8; q < (ch + 1) * cols / 8; ++q) {
           for (int b = 0; b < 2; ++b) {
             Reg cp = cq;
@@ -612,14 +614,24 @@ struct Emitter {
                 k.fma_rn(Type::f32, v, beta, cv, v);
               }
               const int64_t at = (int64_t(8 * q - ch * cols + b) * 64 + 8 * h) * es;
-              if (cd == Type::f32) {
+              if (cd == Type::f32)
                 k.st(ptx::Space::shared, Type::f32, Address(thread_at, at), {v});
-              } else {
-                Reg hv = k.reg(RegClass::b16);
-                k.cvt(ptx::Rounding::rn, cd, Type::f32, hv, v);
-                k.st(ptx::Space::shared, Type::b16, Address(thread_at, at), {hv});
-              }
+              else
+                pair[size_t(4 * (q % 2) + 2 * h + b)] = v;
             }
+          }
+          if (cd != Type::f32 && q % 2 == 1) {
+            // four 8x8 blocks (rows 16w + 8h, columns 8q' .. 8q' + 7) transposed into the column-major
+            // staging: memory row i of a block = column i, 8 consecutive rows (16 bytes)
+            std::vector<Reg> packed;
+            for (int mtx = 0; mtx < 4; ++mtx) { // matrix mtx = 2 * dq + h
+              Reg r = r32();
+              k.cvt_pack(cd == Type::bf16 ? Type::bf16x2 : Type::f16x2, r, pair[size_t(2 * mtx + 1)],
+                         pair[size_t(2 * mtx)]);
+              packed.push_back(r);
+            }
+            const int64_t at = int64_t(8 * (q - 1) - ch * cols) * 64 * es;
+            k.stmatrix(4, true, Address(stmatrix_at, at), packed);
           }
           if (with_c && q + 1 < c.tile_n / 8) {
             Reg nc = r64();
@@ -696,6 +708,19 @@ struct Emitter {
       k.setp(Cmp::eq, Type::u32, second_consumer, cw, 1);
       k.setp(Cmp::eq, Type::u32, store_leader, wl, 0);
       k.mad_lo(Type::u32, row_in_block, warp, 16, g);
+      if (s.cd != DType::f32) { // stmatrix row address of this lane: lanes 8j..8j+7 give matrix j's rows
+        Reg mtx = r32(), row = r32(), col = r32(), x = r32();
+        stmatrix_at = r32();
+        k.binary("shr", Type::u32, mtx, lane, 3);
+        k.binary("and", Type::b32, col, lane, 7); // column of the block = memory row
+        k.binary("shr", Type::u32, x, mtx, 1);
+        k.mad_lo(Type::u32, col, x, 8, col); // + 8 for the second column block
+        k.binary("and", Type::b32, x, mtx, 1);
+        k.mul_lo(Type::u32, row, warp, 16);
+        k.mad_lo(Type::u32, row, x, 8, row); // + 8 for the lower row half
+        k.mad_lo(Type::u32, row, col, 64, row);
+        k.mad_lo(Type::u32, stmatrix_at, row, 2, staging);
+      }
     }
 
     std::vector<std::vector<Reg>> acc;
