@@ -22,15 +22,20 @@ public:
   std::vector<std::string> targets() const override { return {"sm_90a"}; }
 
   void check_signature(const std::string&, const GemmSig& sig) const override {
-    if (sig.a != DType::f16 && sig.a != DType::bf16)
-      throw InputError("gemm sm_90a: a and b are f16 or bf16 (fp8 is not generated for sm_90a yet), got a=" +
-                       std::string(to_string(sig.a)));
+    auto ok = [](DType t) {
+      return t == DType::f16 || t == DType::bf16 || t == DType::fp8_e4m3 || t == DType::fp8_e5m2;
+    };
+    if (!ok(sig.a) || !ok(sig.b))
+      throw InputError(
+          "gemm sm_90a: a and b are f16, bf16, or the OCP fp8_e4m3 / fp8_e5m2 (the _fnuz encodings "
+          "are AMD's), got a=" +
+          std::string(to_string(sig.a)) + ", b=" + std::string(to_string(sig.b)));
   }
 
   std::vector<Parameter> parameters() const {
     return {{"tile_m", nums({64, 128})},
             {"tile_n", nums({64, 128, 192, 256})},
-            {"tile_k", nums({64})},
+            {"tile_k", nums({64, 128})},
             {"stages", nums({2, 3, 4, 5})},
             {"consumers", nums({1, 2})},
             {"reg_split", {Value::str("40/232"), Value::str("24/240")}, false},
@@ -44,12 +49,11 @@ public:
 
   Space space(const std::string&, const GemmSig& sig) const override {
     auto params = std::make_shared<std::vector<Parameter>>(parameters());
-    const DType cd = sig.cd;
-    Constraint valid = [params, cd](const Config& cfg) {
+    Constraint valid = [params, sig](const Config& cfg) {
       Params p;
       for (size_t i = 0; i < params->size(); ++i)
         p[(*params)[i].name] = (*params)[i].values[cfg[i]];
-      return why_invalid_sm90a(decode_sm90a(p, cd)).empty();
+      return why_invalid_sm90a(decode_sm90a(p, sig)).empty();
     };
     return Space(*params, {valid});
   }
@@ -59,7 +63,11 @@ public:
     return {
         "tile_m is 64 * consumers or 128: each consumer warpgroup owns whole m64 wgmma blocks",
         "tile_n is a multiple of 64 up to 256 (the wgmma N; MN-major operands load 64-wide boxes)",
-        "tile_k is 64 (one 128-byte swizzle row of 16-bit elements per row of a stage)",
+        "tile_k * input bytes is 128 (one 128-byte swizzle row per row of a stage): 64 for f16/bf16, 128 for "
+        "fp8",
+        "fp8 (wgmma k32, K-major operands only) with loader=tma needs layout TN; loader=ldst lays any layout "
+        "out "
+        "K-major",
         "reg_split PRODUCER/CONSUMER: setmaxnreg counts, multiples of 8, producer <= the entry .maxnreg "
         "(168) <= consumer, and 128 * (producer + consumers * consumer) <= 65536",
         "accumulators per consumer thread (tile_m / consumers / 64 * tile_n / 2) + " +
@@ -89,7 +97,7 @@ public:
       if (std::find(p.values.begin(), p.values.end(), it->second) == p.values.end())
         throw InputError("gemm sm_90a: " + p.name + "=" + it->second.str() + " is not in the space");
     }
-    const Sm90aConfig c = decode_sm90a(params, sig.cd);
+    const Sm90aConfig c = decode_sm90a(params, sig);
     const std::string why = why_invalid_sm90a(c);
     if (!why.empty())
       throw InputError("gemm sm_90a: " + format(params) + ": " + why);
@@ -103,7 +111,7 @@ public:
   std::vector<Launch> launches(const std::string&, const GemmSig& sig, const Params& params,
                                const GemmDims& d, std::span<const uint64_t> addresses, float alpha,
                                float beta) const override {
-    const Sm90aConfig c = decode_sm90a(params, sig.cd);
+    const Sm90aConfig c = decode_sm90a(params, sig);
     const std::string why = why_invalid_sm90a(c);
     if (!why.empty())
       throw InputError("gemm sm_90a: " + why);
@@ -112,15 +120,18 @@ public:
     if (d.m >= limit || d.n >= limit || d.k >= limit || d.lda >= limit || d.ldb >= limit || d.ldc >= limit ||
         d.ldd >= limit)
       throw InputError("gemm sm_90a: M, N, K and the leading dimensions must be below 2^31");
-    if (c.tma && (d.lda % 8 || d.ldb % 8))
-      throw InputError(
-          "gemm sm_90a: lda=" + std::to_string(d.lda) + " and ldb=" + std::to_string(d.ldb) +
-          " must be multiples of 8 with loader=tma (TMA global strides are multiples of 16 bytes); "
-          "loader=ldst takes any");
+    const int64_t per16 = 16 / sig.in_bytes(); // elements per 16 bytes
+    if (c.tma && (d.lda % per16 || d.ldb % per16))
+      throw InputError("gemm sm_90a: lda=" + std::to_string(d.lda) + " and ldb=" + std::to_string(d.ldb) +
+                       " must be multiples of " + std::to_string(per16) +
+                       " with loader=tma (TMA global strides are multiples of 16 bytes); "
+                       "loader=ldst takes any");
     if (c.tma && (addresses[0] % 16 || addresses[1] % 16))
       throw InputError("gemm sm_90a: A and B must be 16-byte aligned with loader=tma (TMA global addresses)");
 
-    const auto dtype = sig.a == DType::bf16 ? TensorMapDataType::bfloat16 : TensorMapDataType::float16;
+    const auto dtype = sig.fp8()              ? TensorMapDataType::uint8
+                       : sig.a == DType::bf16 ? TensorMapDataType::bfloat16
+                                              : TensorMapDataType::float16;
     // 2D map over a stored operand: dimension 0 is its contiguous one; box 64 x `box_rows`.
     auto map = [&](uint64_t address, int64_t inner, int64_t outer, int64_t ld, int box_outer) {
       TensorMapTiledArgs m;
@@ -128,8 +139,8 @@ public:
       m.rank = 2;
       m.global_address = address;
       m.global_dim = {uint64_t(inner), uint64_t(outer), 0, 0, 0};
-      m.global_strides = {uint64_t(ld) * 2, 0, 0, 0};
-      m.box_dim = {64, uint32_t(box_outer), 0, 0, 0};
+      m.global_strides = {uint64_t(ld) * uint64_t(sig.in_bytes()), 0, 0, 0};
+      m.box_dim = {uint32_t(128 / sig.in_bytes()), uint32_t(box_outer), 0, 0, 0}; // 128 bytes inner
       m.swizzle = TensorMapSwizzle::b128;
       m.oob_fill = TensorMapOobFill::none; // out-of-bound elements are zero: ragged M, N, K
       return m;

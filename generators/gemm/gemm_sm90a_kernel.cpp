@@ -29,9 +29,11 @@ std::pair<int, int> parse_reg_split(const std::string& s) {
 
 } // namespace
 
-Sm90aConfig decode_sm90a(const Params& p, DType cd) {
+Sm90aConfig decode_sm90a(const Params& p, const GemmSig& sig) {
   Sm90aConfig c;
-  c.cd = cd;
+  c.cd = sig.cd;
+  c.in_bytes = sig.in_bytes();
+  c.tn_layout = sig.a_trans && !sig.b_trans;
   c.tile_m = int_param(p, "tile_m"), c.tile_n = int_param(p, "tile_n"), c.tile_k = int_param(p, "tile_k");
   c.stages = int_param(p, "stages"), c.consumers = int_param(p, "consumers");
   std::tie(c.producer_regs, c.consumer_regs) = parse_reg_split(param_str(p, "reg_split"));
@@ -55,8 +57,8 @@ Sm90aPlan plan_sm90a(const Sm90aConfig& c) {
   pl.rows_per_consumer = c.tile_m / std::max(1, c.consumers);
   pl.subtiles = pl.rows_per_consumer / 64;
   pl.accumulators = pl.subtiles * c.tile_n / 2;
-  pl.a_stage_bytes = uint32_t(c.tile_m * c.tile_k * 2);
-  pl.b_stage_bytes = uint32_t(c.tile_n * c.tile_k * 2);
+  pl.a_stage_bytes = uint32_t(c.tile_m * c.tile_k * c.in_bytes);
+  pl.b_stage_bytes = uint32_t(c.tile_n * c.tile_k * c.in_bytes);
   pl.stage_bytes = pl.a_stage_bytes + pl.b_stage_bytes;
   pl.barrier_offset = uint32_t(c.stages) * pl.stage_bytes;
   pl.staging_offset = (pl.barrier_offset + 16 * uint32_t(c.stages) + 127) / 128 * 128;
@@ -75,8 +77,11 @@ std::string why_invalid_sm90a(const Sm90aConfig& c) {
     return "tile_m is 64 * consumers or 128 (each consumer owns whole m64 wgmma blocks)";
   if (c.tile_n % 64 || c.tile_n < 64 || c.tile_n > 256)
     return "tile_n is 64, 128, 192 or 256 (the wgmma N; MN-major boxes are 64 wide)";
-  if (c.tile_k != 64)
-    return "tile_k is 64 (one 128-byte swizzle row of 16-bit elements)";
+  if (c.tile_k * c.in_bytes != 128)
+    return "tile_k * input bytes is 128 (one 128-byte swizzle row: 64 for f16/bf16, 128 for fp8)";
+  if (c.in_bytes == 1 && c.tma && !c.tn_layout)
+    return "fp8 with loader=tma needs layout TN (fp8 wgmma reads K-major operands only; the ldst producer "
+           "transposes)";
   if (c.stages < 2 || c.stages > 5)
     return "stages is 2..5";
   if (c.producer_regs % 8 || c.consumer_regs % 8 || c.producer_regs < 24 || c.consumer_regs > 256 ||
@@ -91,7 +96,7 @@ std::string why_invalid_sm90a(const Sm90aConfig& c) {
            " fit the consumer's " + std::to_string(c.consumer_regs) +
            " registers (else ptxas serialises wgmma: C7511)";
   if (pl.dynamic_shared_bytes > kSm90aMaxSharedBytes)
-    return "shared memory stages * (tile_m + tile_n) * tile_k * 2 + 16 * stages (+ the TMA-store staging) + "
+    return "shared memory stages * (tile_m + tile_n) * 128 + 16 * stages (+ the TMA-store staging) + "
            "1024 = " +
            std::to_string(pl.dynamic_shared_bytes) + " bytes exceeds 227 KiB";
   if (c.group_m < 1)
@@ -127,7 +132,8 @@ constexpr uint32_t kBoxBytes = 64 * 128; // one 64-row x 128-byte swizzled box (
 
 struct Emitter {
   Emitter(const GemmSig& sig, const Sm90aConfig& config, ptx::Kernel& kernel)
-      : s(sig), c(config), pl(plan_sm90a(config)), k(kernel), a_kmajor(sig.a_trans), b_kmajor(!sig.b_trans) {}
+      : s(sig), c(config), pl(plan_sm90a(config)), k(kernel), a_kmajor(sig.a_trans || sig.fp8()),
+        b_kmajor(!sig.b_trans || sig.fp8()) {}
   const GemmSig& s;
   const Sm90aConfig& c;
   Sm90aPlan pl;
@@ -292,17 +298,20 @@ struct Emitter {
 
   // The ldst producer's copy of one operand tile (rows x 64 k) into its 128B-swizzled stage layout, by all
   // 128 producer threads, element by element (any leading dimension and alignment), zero outside the matrix.
-  void copy_operand(Reg ptr, Reg ld, Reg rows_total, Reg row0, int rows, bool kmajor, Reg dst, Reg k0) {
+  // kmajor: the stage layout; kcontig: the stored one (they differ for fp8, whose stage is always K-major).
+  void copy_operand(Reg ptr, Reg ld, Reg rows_total, Reg row0, int rows, bool kmajor, bool kcontig, Reg dst,
+                    Reg k0) {
+    const int es = c.in_bytes, per_row = 128 / es, shift = es == 1 ? 7 : 6;
     const ptx::Label again = k.new_label("COPY");
     Reg e = r32();
     k.mov(Type::u32, e, tid);
     k.place(again);
     Reg r = r32(), kk = r32(), off = r32(), gr = r32(), gk = r32(), t = r32();
-    if (kmajor) { // consecutive threads: consecutive k (the stored contiguous dimension)
-      k.binary("and", Type::b32, kk, e, 63);
-      k.binary("shr", Type::u32, r, e, 6);
+    if (kmajor) { // consecutive threads: consecutive k
+      k.binary("and", Type::b32, kk, e, per_row - 1);
+      k.binary("shr", Type::u32, r, e, shift);
       k.binary("shl", Type::b32, off, r, 7);
-      k.mad_lo(Type::u32, off, kk, 2, off);
+      k.mad_lo(Type::u32, off, kk, es, off);
     } else { // consecutive threads: consecutive rows; 64-row boxes of 64 k-rows of 128 bytes
       Reg mm = r32(), j = r32();
       k.binary("and", Type::b32, mm, e, 63);
@@ -325,24 +334,26 @@ struct Emitter {
     k.setp(Cmp::lt, Type::u32, inside, gr, rows_total);
     k.raw("setp.lt.and.u32", {inside, gk, kdim, inside});
     Reg idx = r64(), lin = r64(), addr = r64();
-    if (kmajor) { // element (k, row) at k + row * ld
+    if (kcontig) { // element (k, row) at k + row * ld
       k.cvt(ptx::Rounding::none, Type::u64, Type::u32, lin, gk);
       k.ternary("mad.wide", Type::u32, idx, gr, ld, lin);
     } else {
       k.cvt(ptx::Rounding::none, Type::u64, Type::u32, lin, gr);
       k.ternary("mad.wide", Type::u32, idx, gk, ld, lin);
     }
-    k.binary("shl", Type::b64, idx, idx, 1);
+    if (es == 2)
+      k.binary("shl", Type::b64, idx, idx, 1);
     k.add(Type::u64, addr, ptr, idx);
+    const Type et = es == 2 ? Type::b16 : Type::b8;
     Reg v = k.reg(RegClass::b16);
     k.mov(Type::b16, v, 0);
-    k.ld(ptx::Space::global, Type::b16, {v}, Address(addr)).pred(inside);
+    k.ld(ptx::Space::global, et, {v}, Address(addr)).pred(inside);
     Reg sa = r32();
     k.add(Type::u32, sa, dst, off);
-    k.st(ptx::Space::shared, Type::b16, Address(sa), {v});
+    k.st(ptx::Space::shared, et, Address(sa), {v});
     k.add(Type::u32, e, e, 128);
     Reg more = pred();
-    k.setp(Cmp::lt, Type::u32, more, e, rows * 64);
+    k.setp(Cmp::lt, Type::u32, more, e, rows * per_row);
     k.bra(again).pred(more);
   }
 
@@ -375,10 +386,10 @@ struct Emitter {
       wait_parity(slot, 8 * uint32_t(c.stages), parity);
       k.mad_lo(Type::u32, sa, stage, pl.stage_bytes, base);
       if (!c.tma) {
-        copy_operand(a_ptr, lda, m, m0, c.tile_m, a_kmajor, sa, k0);
+        copy_operand(a_ptr, lda, m, m0, c.tile_m, a_kmajor, s.a_trans, sa, k0);
         Reg sb = r32();
         k.add(Type::u32, sb, sa, pl.a_stage_bytes);
-        copy_operand(b_ptr, ldb, n, n0, c.tile_n, b_kmajor, sb, k0);
+        copy_operand(b_ptr, ldb, n, n0, c.tile_n, b_kmajor, !s.b_trans, sb, k0);
         k.fence_proxy_async_shared(); // generic writes, read next by wgmma (the async proxy)
         k.mbarrier_arrive(std::nullopt, Address(slot));
       } else {
@@ -751,10 +762,12 @@ struct Emitter {
       Reg da = descriptor(aa, a_kmajor ? 16 : kBoxBytes, 1024);
       Reg db = descriptor(ba, b_kmajor ? 16 : kBoxBytes, 1024);
       k.setp(Cmp::ne, Type::u32, accumulate, it, 0);
-      const uint32_t a_step = a_kmajor ? 32 : 16 * 128, b_step = b_kmajor ? 32 : 16 * 128; // per k16
+      // per wgmma k step (16 elements, fp8 32): 32 bytes along a K-major row, 16 rows of 128 B MN-major
+      const uint32_t a_step = a_kmajor ? 32 : 16 * 128, b_step = b_kmajor ? 32 : 16 * 128;
+      const int kstep = 32 / c.in_bytes;
       const ptx::MmaType type = s.a == DType::bf16 ? ptx::MmaType::bf16 : ptx::MmaType::f16;
       k.wgmma_fence();
-      for (int kk = 0; kk < c.tile_k / 16; ++kk) {
+      for (int kk = 0; kk < c.tile_k / kstep; ++kk) {
         Reg dbk = db;
         if (kk) {
           dbk = r64();
@@ -767,9 +780,16 @@ struct Emitter {
             dak = r64();
             k.add(Type::u64, dak, da, off >> 4);
           }
-          k.wgmma_mma_async(type, uint32_t(c.tile_n), acc[size_t(j)], dak, dbk,
-                            kk == 0 ? Operand(accumulate) : Operand(1), 1, 1, a_kmajor ? 0 : 1,
-                            b_kmajor ? 0 : 1);
+          const Operand scale_d = kk == 0 ? Operand(accumulate) : Operand(1);
+          if (s.fp8()) { // wgmma m64nNk32 .e4m3/.e5m2: K-major descriptors only, no imm-trans operands
+            auto name = [](DType t) { return t == DType::fp8_e4m3 ? "e4m3" : "e5m2"; };
+            k.raw("wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.tile_n) + "k32.f32." + name(s.a) +
+                      "." + name(s.b),
+                  {Operand::vec(acc[size_t(j)]), dak, dbk, scale_d, 1, 1}, {80, 90, true, "wgmma"});
+          } else {
+            k.wgmma_mma_async(type, uint32_t(c.tile_n), acc[size_t(j)], dak, dbk, scale_d, 1, 1,
+                              a_kmajor ? 0 : 1, b_kmajor ? 0 : 1);
+          }
         }
       }
       k.wgmma_commit_group();

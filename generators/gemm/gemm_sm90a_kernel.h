@@ -31,6 +31,8 @@ struct Sm90aConfig {
   bool tma = true; // producer: TMA tensor loads (lda, ldb multiples of 8), or ld.global + st.shared (any)
   bool tma_store = false; // epilogue: staged in shared memory and stored with TMA (ldd * cd bytes % 16 == 0)
   DType cd = DType::f32;  // the output type (the staging size)
+  int in_bytes = 2;       // A and B element bytes: 2 (f16, bf16) or 1 (fp8_e4m3, fp8_e5m2)
+  bool tn_layout = false; // layout TN: both operands K-major in memory
 };
 
 // Derived numbers (the constraints and the emission read the same ones).
@@ -57,8 +59,8 @@ constexpr int kSm90aStoreColumns = 32;
 // SMs of an H100/H200: the persistent grid size.
 constexpr int kSm90aPersistentCtas = 132;
 
-// InputError naming a missing or malformed parameter; cd: the signature's output type.
-Sm90aConfig decode_sm90a(const Params& p, DType cd = DType::f32);
+// InputError naming a missing or malformed parameter.
+Sm90aConfig decode_sm90a(const Params& p, const GemmSig& sig);
 Sm90aPlan plan_sm90a(const Sm90aConfig& c);
 // "" when valid, else the rule the point breaks (the constraint descriptions' words).
 std::string why_invalid_sm90a(const Sm90aConfig& c);

@@ -28,8 +28,9 @@ const gen::Generator& gemm() {
   return gen::find_generator("gemm");
 }
 
-gen::Signature signature(const std::string& ab, const std::string& cd, const std::string& layout) {
-  std::vector<std::string> words{"a=" + ab, "b=" + ab, "cd=" + cd, "layout=" + layout};
+gen::Signature signature(const std::string& ab, const std::string& cd, const std::string& layout,
+                         const std::string& b = "") {
+  std::vector<std::string> words{"a=" + ab, "b=" + (b.empty() ? ab : b), "cd=" + cd, "layout=" + layout};
   return gen::parse_signature(gemm(), words);
 }
 
@@ -53,8 +54,9 @@ gen::Problem random_problem(std::mt19937_64& rng, const gen::Signature& sig, con
   gen::Problem p{{"M", pick(2, max_m)}, {"N", pick(1, max_n)}, {"K", pick(1, max_k)}};
   const bool a_t = sig.at("layout")[0] == 'T', b_t = sig.at("layout")[1] == 'T';
   const bool tma = gen::param_str(params, "loader") == "tma";
+  const int64_t e = sig.at("a").starts_with("fp8") ? 16 : 8; // elements per 16 bytes
   auto ld8 = [&](int64_t rows) {
-    return tma ? (rows + 7) / 8 * 8 + 8 * pick(0, 1) : rows + pick(0, 1) * pick(1, 5);
+    return tma ? (rows + e - 1) / e * e + e * pick(0, 1) : rows + pick(0, 1) * pick(1, 5);
   };
   p["lda"] = ld8(a_t ? p["K"] : p["M"]);
   p["ldb"] = ld8(b_t ? p["N"] : p["K"]);
@@ -67,7 +69,8 @@ gen::Problem random_problem(std::mt19937_64& rng, const gen::Signature& sig, con
   return p;
 }
 
-// The sweep size: ISATUNE_SWEEP_POINTS, else the 150 (77 s wall, 39 s CPU here with ptxas on each point).
+// The sweep size: ISATUNE_SWEEP_POINTS, else the 150 (77 s wall, 39 s CPU here with ptxas on each
+// point).
 int sweep_points() {
   if (const char* v = std::getenv("ISATUNE_SWEEP_POINTS"))
     return std::max(1, std::atoi(v));
@@ -92,7 +95,10 @@ TEST(Sm90aGemm, SweepMatchesReferenceOnTheEmulator) {
   int passed = 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < points; ++i) {
-    const gen::Signature sig = signature(i % 2 ? "f16" : "bf16", cds[(i / 2) % 3], layouts[(i / 6) % 4]);
+    // inputs: bf16, f16, and every 5th point fp8 (e4m3 x e4m3 or e4m3 x e5m2)
+    const char* ab = i % 5 == 4 ? "fp8_e4m3" : i % 2 ? "f16" : "bf16";
+    const char* b = i % 5 == 4 && i % 2 ? "fp8_e5m2" : ab;
+    const gen::Signature sig = signature(ab, cds[(i / 2) % 3], layouts[(i / 6) % 4], b);
     const gen::Space space = gemm().space("sm_90a", sig);
     const gen::Params params = gen::params_of(
         space, space.valid_config(std::uniform_int_distribution<size_t>(0, space.size() - 1)(rng)));
@@ -123,12 +129,15 @@ TEST(Sm90aGemm, TinyProblems) {
     for (const char* loader : {"ldst", "tma"})
       for (const char* epilogue : {"direct", "tma"}) {
         const gen::Signature sig = signature(i % 2 ? "f16" : "bf16", i % 2 ? "f16" : "bf16", layout);
-        const gen::Params p = params_of(sig, {"tile_m=64", "tile_n=64", "consumers=1", "stages=2",
-                                              std::string("loader=") + loader, std::string("epilogue=") + epilogue});
+        const gen::Params p =
+            params_of(sig, {"tile_m=64", "tile_n=64", "consumers=1", "stages=2",
+                            std::string("loader=") + loader, std::string("epilogue=") + epilogue});
         for (const gen::Problem& problem : problems) {
           gen::Problem q = problem;
-          if (layout[0] == 'T') q["lda"] = 8; // K x M stored: lda >= K
-          if (layout[1] == 'T') q["ldb"] = (q["N"] + 7) / 8 * 8;
+          if (layout[0] == 'T')
+            q["lda"] = 8; // K x M stored: lda >= K
+          if (layout[1] == 'T')
+            q["ldb"] = (q["N"] + 7) / 8 * 8;
           const tune::VariantSpec spec = spec_of(sig, p);
           const auto o = run_point(spec, q, 100 + uint64_t(i));
           EXPECT_EQ(o.result.status, tune::Status::ok) << describe(spec, q, o.result);
@@ -153,7 +162,8 @@ TEST(Sm90aGemm, PtxasCompilesTheLargestTilesWithoutSerialisation) {
         gen::param_str(p, "epilogue") != (gen::param_int(p, "cluster") == 2 ? "tma" : "direct"))
       continue;
     // the ldst producer's registers do not depend on the tile: its widest tiles only
-    if (gen::param_str(p, "loader") == "ldst" && gen::param_int(p, "tile_n") != 256) continue;
+    if (gen::param_str(p, "loader") == "ldst" && gen::param_int(p, "tile_n") != 256)
+      continue;
     auto key = std::make_tuple(gen::param_int(p, "tile_m"), gen::param_int(p, "tile_n"),
                                gen::param_int(p, "consumers"), gen::param_int(p, "cluster"),
                                gen::param_str(p, "loader"));
