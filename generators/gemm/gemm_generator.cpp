@@ -298,6 +298,7 @@ std::vector<const GemmPtxBackend*> gemm_ptx_backends() {
   static const std::vector<std::unique_ptr<GemmPtxBackend>> owned = [] {
     std::vector<std::unique_ptr<GemmPtxBackend>> v;
     v.push_back(make_gemm_sm80_backend());
+    v.push_back(make_sm90a_gemm_backend());
     return v;
   }();
   std::vector<const GemmPtxBackend*> out;

@@ -42,6 +42,9 @@ std::unique_ptr<GemmPtxBackend> make_gemm_sm80_backend();
 // The backends, in the order their targets are listed; each family adds its factory to gemm_ptx_backends()
 // in gemm_generator.cpp.
 std::vector<const GemmPtxBackend*> gemm_ptx_backends();
+// The factories of the families (one per file).
+std::unique_ptr<GemmPtxBackend> make_sm90a_gemm_backend(); // wgmma + TMA: gemm_sm90a.cpp
+
 // The backend serving `isa`, or nullptr.
 const GemmPtxBackend* gemm_ptx_backend(const std::string& isa);
 

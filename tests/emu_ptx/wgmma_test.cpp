@@ -684,6 +684,61 @@ TEST(EmuPtxWgmma, WaitGroupRetiresOldestGroups) {
   }
 }
 
+// A chain of three groups into the same D with one group kept in flight (wait_group 1 after each commit, as
+// CUTLASS's mainloop does): the third mma_async is issued while the second, itself chained, is in flight;
+// D = A*B + A*B + A*B, not the poison (the chained issue must leave D to the in-flight operation that reads
+// it).
+TEST(EmuPtxWgmma, ChainAcrossGroupsWithOneInFlight) {
+  iptx::MatrixDescriptor da{0, 128, 256, 0, SwizzleMode::none};
+  iptx::MatrixDescriptor db = da;
+  db.start_address = 2048;
+  std::vector<uint16_t> a(64 * 16), b(8 * 16);
+  std::vector<uint8_t> img(4096, 0);
+  for (uint32_t m = 0; m < 64; ++m)
+    for (uint32_t k = 0; k < 16; ++k) {
+      a[m * 16 + k] = std::bit_cast<uint16_t>(_Float16(rand_float(-2, 2)));
+      std::memcpy(&img[iptx::canonical_address(da, iptx::WgmmaOperand::a, iptx::OperandMajor::k, 2, m, k)],
+                  &a[m * 16 + k], 2);
+    }
+  for (uint32_t n = 0; n < 8; ++n)
+    for (uint32_t k = 0; k < 16; ++k) {
+      b[n * 16 + k] = std::bit_cast<uint16_t>(_Float16(rand_float(-2, 2)));
+      std::memcpy(&img[iptx::canonical_address(db, iptx::WgmmaOperand::b, iptx::OperandMajor::k, 2, n, k)],
+                  &b[n * 16 + k], 2);
+    }
+  std::string text = two_groups_kernel(false);
+  const size_t from = text.find("  wgmma.fence.sync.aligned;"),
+               to = text.find("  ld.param.u64 %rd5, [p_out];");
+  ASSERT_TRUE(from != std::string::npos && to != std::string::npos);
+  std::string chain = "  wgmma.fence.sync.aligned;\n";
+  for (int g = 0; g < 3; ++g)
+    chain += std::string(
+                 "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%x0, %x1, %x2, %x3}, %rd3, %rd4, ") +
+             (g ? "1" : "0") +
+             ", 1, 1, 0, 0;\n  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 1;\n";
+  chain += "  wgmma.wait_group.sync.aligned 0;\n";
+  for (int i = 0; i < 4; ++i)
+    chain += "  mov.f32 %y" + std::to_string(i) + ", %x" + std::to_string(i) + ";\n";
+  text.replace(from, to - from, chain);
+  Runner r;
+  r.load(text);
+  uint64_t pi = r.upload(img), po = r.upload(std::vector<float>(128 * 8));
+  r.launch("two", {1, 1, 1}, {128, 1, 1}, Runner::Args().add(pi).add(po));
+  auto out = r.download<float>(po, 128 * 8);
+  EXPECT_TRUE(r.reports().empty()) << r.all_reports();
+  size_t bad = 0;
+  for (uint32_t t = 0; t < 128; ++t)
+    for (uint32_t i = 0; i < 4; ++i) {
+      iptx::MatrixCoord m = iptx::wgmma_d_f32(8, t, i);
+      double ref = 0;
+      for (uint32_t k = 0; k < 16; ++k)
+        ref += double(std::bit_cast<_Float16>(a[m.row * 16 + k])) *
+               double(std::bit_cast<_Float16>(b[m.col * 16 + k]));
+      bad += !(std::fabs(out[t * 8 + i] - 3 * ref) <= 1e-5 * (std::fabs(ref) + 1));
+    }
+  EXPECT_EQ(bad, 0u);
+}
+
 // fence.proxy.async variants between the st.shared fill and the wgmma: the shared and no-space forms fence,
 // .global does not, and a fence after the barrier is not ordered before the other warps' async reads.
 TEST(EmuPtxWgmma, ProxyFenceVariants) {

@@ -52,7 +52,9 @@ bool check_async_proxy_read(Warp& w, unsigned lane, uint32_t off, uint32_t bytes
       if (!a->time || a->time <= async_time) // never written, or the async proxy wrote it since
         continue;
       const uint32_t fence = a->thread < ap.fence_time.size() ? ap.fence_time[a->thread] : 0;
-      if (fence > a->time && c.ordered(a->thread, fence, t))
+      // ordered by a barrier, or by an mbarrier the writer arrived on and the reader waited for (a warp-
+      // specialised producer that writes a stage with st.shared, fences and arrives on its full barrier)
+      if (fence > a->time && c.cluster->ordered(a->rank, a->thread, fence, c.rank, t))
         continue;
       const Warp& o = c.warps[a->thread / 32];
       char where[48];

@@ -303,6 +303,9 @@ void PtxEmuDevice::launch(loader::Function& function, const loader::LaunchConfig
   auto start = std::chrono::steady_clock::now();
   // Registers per thread: ptxas's count when the code object has it, else the most the block could have.
   uint32_t regs0 = initial_registers(uint32_t(threads));
+  // ptxas allocates at most .maxnreg: a warp-specialised kernel starts its setmaxnreg from there.
+  if (prog.maxnreg)
+    regs0 = std::min(regs0, prog.maxnreg / 8 * 8);
   if (const uint32_t r = f->info().vgprs) {
     // The GPU allocates registers per warp in units of 256 (8 per thread): a block whose warps need more than
     // the SM's 64K is not launched (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES).

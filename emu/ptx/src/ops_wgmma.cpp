@@ -369,10 +369,14 @@ void mma_async(Warp& w, const Inst& in, uint32_t act) {
   for (uint32_t off : op.chunks)
     begin_async_read(w, off, 16, in);
 
+  // A chained operation leaves D as it is: its in-flight predecessor already poisoned it, or retired into it
+  // a result that the chain's next operation still in flight reads when it retires (wait_group 1 with one
+  // k-block's group in flight while the next accumulates into the same D, as CUTLASS's mainloop does).
   for (uint32_t s : ds) {
     ++st.pending[s];
-    for (unsigned l = 0; l < 32; ++l)
-      w.reg(s, l) = kPoison & w.cta->launch->prog->slot_mask[s];
+    if (!chained)
+      for (unsigned l = 0; l < 32; ++l)
+        w.reg(s, l) = kPoison & w.cta->launch->prog->slot_mask[s];
   }
   for (uint32_t s : as)
     ++st.pending[s];

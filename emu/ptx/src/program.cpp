@@ -219,6 +219,7 @@ public:
       p_->maxntid[i] = entry.maxntid[i];
       p_->reqnctapercluster[i] = entry.reqnctapercluster[i];
     }
+    p_->maxnreg = entry.maxnreg;
     // Functions reachable from the entry, in order of discovery.
     order_.push_back(&entry);
     for (size_t i = 0; i < order_.size(); ++i)

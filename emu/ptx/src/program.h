@@ -153,6 +153,7 @@ struct Program {
   uint32_t local_bytes = 0; // per thread: .local variables and .func parameters
   uint32_t param_bytes = 0; // kernel parameter buffer
   uint32_t reqntid[3] = {0, 0, 0}, maxntid[3] = {0, 0, 0}, reqnctapercluster[3] = {0, 0, 0};
+  uint32_t maxnreg = 0; // .maxnreg (0: absent)
   KernelInfo info;
 };
 
