@@ -2,8 +2,9 @@
 # The main job on embedded defaults (the emulator device and a local SQLite file): build; list the targets,
 # devices and generators; assemble the hand-written sample kernels in process and inspect one; generate a GEMM
 # variant, run and check it on the CDNA emulator; tune a small bf16 GEMM and an f16 softmax shape on the
-# emulator into ./quickstart-out/tuning.db (a rerun resumes: what is recorded is not measured again) and show
-# the best variants. Outputs go to ./quickstart-out.
+# emulator into ./quickstart-out/tuning.db (a rerun resumes: what is recorded is not measured again); then the
+# same for NVIDIA on the PTX emulator (an sm_90a wgmma + TMA GEMM checked and tuned, an sm_80 softmax tuned);
+# and show the best variants. Outputs go to ./quickstart-out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
@@ -36,6 +37,16 @@ echo
   --db "$OUT/tuning.db"
 echo
 "$ISATUNE" tune softmax --target gfx942 --device emu --sig dtype=f16 --problem rows=8,N=3000 --budget 16 \
+  --db "$OUT/tuning.db"
+echo
+# NVIDIA, on the PTX emulator (no GPU needed): a wgmma + TMA GEMM for sm_90a checked and tuned, an sm_80 softmax
+# tuned, into the same database. With ptxas present (CUDA toolkit) every candidate is also compiled by it.
+"$ISATUNE" run gemm --target sm_90a --device emu:sm_90a --sig "$GEMM_SIG" --problem M=130,N=70,K=100
+echo
+"$ISATUNE" tune gemm --target sm_90a --device emu:sm_90a --sig a=bf16,b=bf16,cd=bf16,layout=TN \
+  --problem M=256,N=256,K=128 --budget 16 --db "$OUT/tuning.db"
+echo
+"$ISATUNE" tune softmax --target sm_80 --device emu:sm_80 --sig dtype=f16 --problem rows=8,N=3000 --budget 16 \
   --db "$OUT/tuning.db"
 echo
 "$ISATUNE" db best --db "$OUT/tuning.db"
