@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "isatune/codeobj/reader.h"
+#include "isatune/ptx/kernel_info.h"
 #include "isatune/ptx/parser.h"
 
 namespace isatune::toolchain {
@@ -41,25 +42,8 @@ CodeObject ptx_text_object(std::string_view text, const std::string& target, con
   code.sha256 = codeobj::sha256_hex(code.bytes);
   for (const auto& f : m.functions) {
     if (!f.entry || !f.defined()) continue;
-    KernelInfo k;
-    k.name = f.name;
-    k.symbol = f.name;
-    k.kernarg_size = f.param_bytes();
-    k.kernarg_align = 1;
-    for (const auto& p : f.params) {
-      KernelArg a;
-      a.name = p.name;
-      a.offset = p.offset;
-      a.size = p.bytes();
-      a.value_kind = p.pointer ? "global_buffer" : "by_value";
-      a.address_space = p.pointer_space;
-      k.args.push_back(a);
-      k.kernarg_align = std::max(k.kernarg_align, std::max<uint32_t>(1, p.align ? p.align : p.element_bytes));
-    }
+    KernelInfo k = ptx::entry_kernel_info(f);
     k.lds_bytes = static_shared_bytes(m, f);
-    k.wave_size = 32;
-    auto threads = [](const uint32_t* d) { return d[0] * std::max(1u, d[1]) * std::max(1u, d[2]); };
-    k.max_workgroup_size = f.reqntid[0] ? threads(f.reqntid) : f.maxntid[0] ? threads(f.maxntid) : 1024;
     code.kernels.push_back(std::move(k));
   }
   return code;

@@ -7,6 +7,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "isatune/ptx/kernel_info.h"
 #include "ops.h"
 
 namespace isatune::emu::ptx {
@@ -617,30 +618,11 @@ private:
 
   void fill_info(const ast::Function& entry) {
     KernelInfo& k = p_->info;
-    k.name = entry.name;
-    k.symbol = entry.name;
+    k = isatune::ptx::entry_kernel_info(entry);
     k.kernarg_size = p_->param_bytes;
-    k.kernarg_align = 1;
-    for (const auto& pa : entry.params) {
-      KernelArg a;
-      a.name = pa.name;
-      a.offset = pa.offset;
-      a.size = pa.bytes();
-      a.value_kind = pa.pointer ? "global_buffer" : "by_value";
-      a.address_space = pa.pointer_space;
-      k.args.push_back(a);
-      k.kernarg_align = std::max(k.kernarg_align, align_of(pa.align, pa.element_bytes));
-    }
     k.lds_bytes = p_->shared.static_bytes;
     k.scratch_bytes = p_->local_bytes;
     k.vgprs = 0; // registers per thread: unknown until ptxas compiles it (read_cubin_resources)
-    k.wave_size = 32;
-    uint32_t maxt = 1024;
-    if (entry.reqntid[0])
-      maxt = entry.reqntid[0] * std::max(1u, entry.reqntid[1]) * std::max(1u, entry.reqntid[2]);
-    else if (entry.maxntid[0])
-      maxt = entry.maxntid[0] * std::max(1u, entry.maxntid[1]) * std::max(1u, entry.maxntid[2]);
-    k.max_workgroup_size = maxt;
   }
 };
 
