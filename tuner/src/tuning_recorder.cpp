@@ -27,9 +27,9 @@ std::string new_guid() {
   return buf;
 }
 
-// The generator's version: a hash of what it generates for the first point of its space, so measurements of a
-// changed generator are not taken for this one's.
-std::string generator_version(const TuningJob& job) {
+} // namespace
+
+std::string TuningRecorder::generator_version(const TuningJob& job) {
   const gen::Space space = job.generator->space(job.isa, job.sig);
   std::string text = job.generator->name();
   if (space.size()) {
@@ -41,8 +41,6 @@ std::string generator_version(const TuningJob& job) {
   }
   return loader::sha256_hex({reinterpret_cast<const uint8_t*>(text.data()), text.size()}).substr(0, 16);
 }
-
-} // namespace
 
 std::string TuningRecorder::params_key(const gen::Params& p) {
   return db::canonical_json(worker::to_json(p).dump(), "parameters");

@@ -35,6 +35,9 @@ public:
   // Canonical JSON keys of parameters and problems, as the database stores them.
   static std::string params_key(const gen::Params& p);
   static std::string problem_key(const gen::Problem& p);
+  // The generator's version: a hash of what it generates for the first point of its space, so measurements of
+  // a changed generator are not taken for this one's (the generators row's version_hash).
+  static std::string generator_version(const TuningJob& job);
   // What this job's earlier runs recorded on this device: params key -> problem key -> the latest result.
   std::map<std::string, std::map<std::string, RecordedResult>> load_recorded();
 
