@@ -195,6 +195,7 @@ std::shared_ptr<const JitKernel> Jit::select(std::string_view generator, std::st
 
 std::shared_ptr<const JitKernel> Jit::resolve(const std::string& generator, const std::string& signature,
                                               const std::string& problem) {
+  const auto start = std::chrono::steady_clock::now();
   const Request r = parse_request(generator, signature, problem);
   const loader::DeviceProperties& device = loader_.device().properties();
   auto k = std::make_shared<JitKernel>();
@@ -214,8 +215,11 @@ std::shared_ptr<const JitKernel> Jit::resolve(const std::string& generator, cons
   auto load = [&](std::shared_ptr<const CodeObject> code) {
     if (!code->find_kernel(k->kernel))
       throw InputError("jit: code object " + code->sha256 + " has no kernel '" + k->kernel + "'");
+    const auto t = std::chrono::steady_clock::now();
     k->module = loader_.module(code);
     k->code = std::move(code);
+    k->load_ms = ms_since(t);
+    k->total_ms = ms_since(start);
   };
   if (sel) {
     k->seed_problem = sel->tuned_problem;
@@ -276,8 +280,11 @@ std::shared_ptr<const JitKernel> Jit::resolve(const std::string& generator, cons
     }
     if (k->params.empty()) k->source = Source::model, k->seed_problem.clear();
   }
-  if (k->params.empty()) k->params = model_best(*r.generator, k->isa, r.sig, r.problem, device,
-                                                options_.model_candidates).params;
+  if (k->params.empty()) {
+    const auto t = std::chrono::steady_clock::now();
+    k->params = model_best(*r.generator, k->isa, r.sig, r.problem, device, options_.model_candidates).params;
+    k->model_ms = ms_since(t);
+  }
   k->parameters_json = tune::TuningRecorder::params_key(k->params);
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -295,6 +302,7 @@ std::shared_ptr<const JitKernel> Jit::resolve(const std::string& generator, cons
   auto code = std::make_shared<const CodeObject>(std::move(made));
 
   if (options_.record) {
+    const auto t = std::chrono::steady_clock::now();
     std::lock_guard lock(records_mutex_);
     Records& rec = records();
     tune::TuningRecorder& recorder = rec.recorder(r, k->isa, device);
@@ -320,6 +328,7 @@ std::shared_ptr<const JitKernel> Jit::resolve(const std::string& generator, cons
     recorder.start_run("jit", budget.dump());
     recorder.end_run();
     k->run_guid = recorder.run_guid();
+    k->record_ms = ms_since(t);
   }
   load(std::move(code));
   return k;

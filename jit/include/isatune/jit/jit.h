@@ -62,6 +62,10 @@ struct JitKernel {
   bool from_database = false;             // a JIT build of an earlier process, read back
   double build_ms = 0;                    // generate + assemble (+ ptxas), when built
   double generate_ms = 0, assemble_ms = 0;
+  double model_ms = 0;  // model source: ranking the space and compiling its best few
+  double record_ms = 0; // writing the code object, variant and runs row
+  double load_ms = 0;   // loading the code object on the device
+  double total_ms = 0;  // the whole select() that resolved it
 
   // The generator's launches of the problem for these buffers (kernel-argument order of gen::Generator::
   // buffers) and scalars (alpha, beta, eps; absent ones take the lower end of the generator's range).

@@ -1,0 +1,107 @@
+#pragma once
+// The shape advisor (docs/advisor.md): how well a transformer's dimensions fit a target. Each GEMM of a layer
+// (QKV, O, gate/up, down) and the LM head, with M = tokens, N = output features, K = input features, is fitted
+// with every tile shape (tile_m x tile_n) of the GEMM generator's space for the target: the padding the last
+// tiles waste, the wave quantisation of the tiles over the CUs/SMs, and the fraction of peak the roofline
+// allows then (compute at the matrix peak derated by both, memory at HBM bandwidth on compulsory bytes); the
+// attention of a layer likewise with a 128-query tile. With a tuning database, the best recorded variant of
+// each GEMM problem is shown beside it (measured on a GPU, or the emulator's estimate, labelled). Then nearby
+// dimensions (within a tolerance) that fit better, with the modelled gain. A model of fit, not a measurement.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace isatune::tune {
+
+struct ModelDims {
+  std::string name;
+  int64_t hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
+  int64_t tokens = 4096; // batch x sequence: the M of every GEMM
+  std::string source;    // where the dimensions come from
+};
+
+// Llama-3-8B, Llama-3-70B, Mistral-7B, Qwen2-7B (their published config.json, cited in `source`).
+const std::vector<ModelDims>& model_presets();
+// A preset name (case-insensitive) or a JSON file: our keys (hidden, heads, kv_heads, head_dim, ffn, vocab,
+// tokens) or a Hugging Face config.json's (hidden_size, num_attention_heads, num_key_value_heads, head_dim,
+// intermediate_size, vocab_size). InputError naming the missing or bad field.
+ModelDims parse_model(const std::string& file_or_preset);
+
+struct TargetPeaks {
+  std::string isa, chip;
+  uint32_t units = 0;       // CUs or SMs
+  double matrix_tflops = 0; // dense bf16/f16
+  double hbm_tbps = 0;
+};
+TargetPeaks target_peaks(const std::string& isa); // InputError for an unknown target
+
+struct TileFit {
+  int tile_m = 0, tile_n = 0;
+  uint64_t tiles = 0;          // ceil(M / tile_m) * ceil(N / tile_n)
+  double padding_waste = 0;    // 1 - M*N / (tiles * tile_m * tile_n)
+  uint64_t waves = 0;          // ceil(tiles / units)
+  double wave_efficiency = 1;  // tiles / (waves * units)
+  double fraction_of_peak = 0; // flops / peak / max(compute / ((1 - waste) * wave efficiency), memory)
+};
+
+// The best recorded variant of a problem in a tuning database.
+struct RecordedBest {
+  double median_ms = 0;
+  double fraction_of_peak = 0;
+  std::string device_kind; // real (a measurement) | emulated (the emulator's estimate)
+  std::string signature, parameters;
+};
+
+struct GemmAdvice {
+  std::string name; // qkv, o, gate_up, down, lm_head
+  int64_t m = 0, n = 0, k = 0;
+  double flops = 0, bytes = 0;
+  std::vector<TileFit> fits; // every tile shape of the space, best first
+  std::optional<RecordedBest> recorded;
+  const TileFit& best() const { return fits.front(); }
+};
+
+struct AttentionAdvice {
+  int64_t tokens = 0, heads = 0, head_dim = 0;
+  double flops = 0;            // causal prefill: 2 * tokens^2 * heads * head_dim
+  int block_m = 128;           // queries per workgroup
+  uint64_t workgroups = 0, waves = 0;
+  double padding_waste = 0;    // query rows and head_dim (to a multiple of 64) padded
+  double wave_efficiency = 1;
+  double fraction_of_peak = 0;
+};
+
+struct Suggestion {
+  std::string dimension; // hidden, ffn, vocab
+  int64_t from = 0, to = 0;
+  double fraction_before = 0, fraction_after = 0; // of the layer (hidden, ffn) or the LM head (vocab)
+  double gain = 0;                                // fraction_after / fraction_before - 1
+};
+
+struct Advice {
+  ModelDims model;
+  TargetPeaks target;
+  std::vector<GemmAdvice> gemms;
+  AttentionAdvice attention;
+  double layer_fraction = 0;  // QKV, O, gate/up, down and attention together
+  std::vector<Suggestion> suggestions;
+  double tolerance = 0.05;
+};
+
+struct AdviseOptions {
+  std::string db_path;     // empty: no recorded variants
+  double tolerance = 0.05; // nearby dimensions within +-tolerance
+  int64_t step = 64;       // nearby dimensions are multiples of this
+};
+
+// One GEMM against a list of tile shapes (the fit alone, for tests and `advise`).
+std::vector<TileFit> fit_gemm(int64_t m, int64_t n, int64_t k, const TargetPeaks& target,
+                              const std::vector<std::pair<int, int>>& tiles);
+// The distinct tile_m x tile_n of the GEMM generator's space for the target (bf16 inputs).
+std::vector<std::pair<int, int>> gemm_tile_shapes(const std::string& isa);
+AttentionAdvice fit_attention(int64_t tokens, int64_t heads, int64_t head_dim, const TargetPeaks& target);
+
+Advice advise(const ModelDims& model, const std::string& isa, const AdviseOptions& options = {});
+
+} // namespace isatune::tune
