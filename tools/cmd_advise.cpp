@@ -28,6 +28,7 @@ nlohmann::json fit_json(const tune::TileFit& f) {
   return {{"tile_m", f.tile_m},       {"tile_n", f.tile_n},
           {"tiles", f.tiles},         {"padding_waste", f.padding_waste},
           {"waves", f.waves},         {"wave_efficiency", f.wave_efficiency},
+          {"feed_efficiency", f.feed_efficiency},
           {"fraction_of_peak", f.fraction_of_peak}};
 }
 
@@ -79,7 +80,8 @@ int run_advise(const AdviseOptions& opt) {
   std::printf("hidden %lld, heads %lld (kv %lld) x %lld, ffn %lld, vocab %lld, tokens %lld\n\n",
               (long long)a.model.hidden, (long long)a.model.heads, (long long)a.model.kv_heads,
               (long long)a.model.head_dim, (long long)a.model.ffn, (long long)a.model.vocab, (long long)a.model.tokens);
-  Table t({"GEMM", "M", "N", "K", "best tile", "padding", "tiles", "waves", "wave eff", "model % peak", "recorded"});
+  Table t({"GEMM", "M", "N", "K", "best tile", "padding", "tiles", "waves", "wave eff", "feed eff", "model % peak",
+           "recorded"});
   for (const auto& g : a.gemms) {
     const auto& b = g.best();
     std::string rec = "-";
@@ -87,22 +89,23 @@ int run_advise(const AdviseOptions& opt) {
       rec = pct(g.recorded->fraction_of_peak) + (g.recorded->device_kind == "real" ? " measured" : " emulator est.");
     t.add({g.name, std::to_string(g.m), std::to_string(g.n), std::to_string(g.k),
            std::to_string(b.tile_m) + "x" + std::to_string(b.tile_n), pct(b.padding_waste), std::to_string(b.tiles),
-           std::to_string(b.waves), pct(b.wave_efficiency), pct(b.fraction_of_peak), rec});
+           std::to_string(b.waves), pct(b.wave_efficiency), pct(b.feed_efficiency), pct(b.fraction_of_peak), rec});
   }
   const auto& at = a.attention;
   t.add({"attention", std::to_string(at.tokens), std::to_string(at.tokens), std::to_string(at.head_dim),
          std::to_string(at.block_m) + " q", pct(at.padding_waste), std::to_string(at.workgroups),
-         std::to_string(at.waves), pct(at.wave_efficiency), pct(at.fraction_of_peak), "-"});
+         std::to_string(at.waves), pct(at.wave_efficiency), "-", pct(at.fraction_of_peak), "-"});
   std::cout << t.str();
   std::printf("\nlayer (QKV, O, gate/up, down, attention): %s of peak by the static model\n",
               pct(a.layer_fraction).c_str());
   if (opt.all_tiles) {
     for (const auto& g : a.gemms) {
       std::printf("\n%s: every tile shape of the generator's space\n", g.name.c_str());
-      Table tt({"tile", "padding", "tiles", "waves", "wave eff", "model % peak"});
+      Table tt({"tile", "padding", "tiles", "waves", "wave eff", "feed eff", "model % peak"});
       for (const auto& f : g.fits)
         tt.add({std::to_string(f.tile_m) + "x" + std::to_string(f.tile_n), pct(f.padding_waste),
-                std::to_string(f.tiles), std::to_string(f.waves), pct(f.wave_efficiency), pct(f.fraction_of_peak)});
+                std::to_string(f.tiles), std::to_string(f.waves), pct(f.wave_efficiency), pct(f.feed_efficiency),
+                pct(f.fraction_of_peak)});
       std::cout << tt.str();
     }
   }

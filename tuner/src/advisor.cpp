@@ -98,6 +98,9 @@ TargetPeaks target_peaks(const std::string& isa) {
   if (gen::is_ptx_isa(isa)) {
     const NvidiaPeaks p = nvidia_peaks(isa);
     t.chip = p.chip, t.units = p.sms, t.matrix_tflops = p.matrix_tflops, t.hbm_tbps = p.hbm_tbps;
+    // dense bf16 per SM per clock: A100 2048 (312 TFLOP/s = 108 x 2048 x 1.41 GHz), H100/H200 4096
+    // (989.4 TFLOP/s = 132 x 4096 x 1.83 GHz)
+    t.flops_per_clk_unit = isa == "sm_80" ? 2048 : 4096;
     return t;
   }
   const cdna::TargetInfo* c = cdna::find_target(isa);
@@ -106,6 +109,7 @@ TargetPeaks target_peaks(const std::string& isa) {
   t.units = c->compute_units;
   t.matrix_tflops = double(c->matrix_flops_per_clk_cu_f16) * c->compute_units * c->peak_clock_ghz * 1e9 / 1e12;
   t.hbm_tbps = c->peak_hbm_tbps;
+  t.flops_per_clk_unit = c->matrix_flops_per_clk_cu_f16;
   return t;
 }
 
@@ -122,7 +126,10 @@ std::vector<TileFit> fit_gemm(int64_t m, int64_t n, int64_t k, const TargetPeaks
     f.padding_waste = 1.0 - double(m) * double(n) / (double(f.tiles) * tm * tn);
     f.waves = (f.tiles + target.units - 1) / target.units;
     f.wave_efficiency = double(f.tiles) / (double(f.waves) * target.units);
-    f.fraction_of_peak = fraction(flops, bytes, (1 - f.padding_waste) * f.wave_efficiency, target);
+    f.feed_efficiency = std::min(1.0, double(tm) * tn / (tm + tn) * target.feed_bytes_per_clk_unit /
+                                          std::max(target.flops_per_clk_unit, 1.0));
+    f.fraction_of_peak =
+        fraction(flops, bytes, (1 - f.padding_waste) * f.wave_efficiency * f.feed_efficiency, target);
     fits.push_back(f);
   }
   // Best first; among equals the larger tile (more reuse per load, which this model does not see).

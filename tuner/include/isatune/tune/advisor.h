@@ -33,6 +33,8 @@ struct TargetPeaks {
   uint32_t units = 0;       // CUs or SMs
   double matrix_tflops = 0; // dense bf16/f16
   double hbm_tbps = 0;
+  double flops_per_clk_unit = 0; // dense bf16 FLOPs per clock per CU/SM (peak / units / clock)
+  double feed_bytes_per_clk_unit = 64; // what one CU/SM is assumed to read from L2 per clock (docs/advisor.md)
 };
 TargetPeaks target_peaks(const std::string& isa); // InputError for an unknown target
 
@@ -42,7 +44,10 @@ struct TileFit {
   double padding_waste = 0;    // 1 - M*N / (tiles * tile_m * tile_n)
   uint64_t waves = 0;          // ceil(tiles / units)
   double wave_efficiency = 1;  // tiles / (waves * units)
-  double fraction_of_peak = 0; // flops / peak / max(compute / ((1 - waste) * wave efficiency), memory)
+  // min(1, tile_m*tile_n / (tile_m + tile_n) * feed bytes / FLOPs per clock): whether the tile's A and B panels
+  // (2 bytes per element per k) arrive as fast as its MFMAs/wgmmas consume them
+  double feed_efficiency = 1;
+  double fraction_of_peak = 0; // compute / max(compute / ((1 - waste) * wave eff * feed eff), memory)
 };
 
 // The best recorded variant of a problem in a tuning database.
