@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <optional>
 
 #include "isatune/db/json.h"
 #include "isatune/error.h"
@@ -270,27 +271,35 @@ std::shared_ptr<const JitKernel> Jit::resolve(const std::string& generator, cons
     }
   }
 
-  // The configuration: the nearest tuned problem's, while the generator's space still has it; else the model's.
-  const gen::Space space = r.generator->space(k->isa, r.sig);
-  if (sel) {
-    try {
-      gen::Params p = params_from_json(sel->parameters);
-      if (space.is_valid(gen::config_of(space, p))) k->params = std::move(p);
-    } catch (const InputError&) {
-    }
-    if (k->params.empty()) k->source = Source::model, k->seed_problem.clear();
-  }
-  if (k->params.empty()) {
+  // The configuration: the nearest tuned problem's, while the generator still accepts it (it throws InputError for
+  // a point outside its space); else the static model's.
+  auto model = [&] {
     const auto t = std::chrono::steady_clock::now();
+    k->source = Source::model, k->seed_problem.clear();
     k->params = model_best(*r.generator, k->isa, r.sig, r.problem, device, options_.model_candidates).params;
     k->model_ms = ms_since(t);
+  };
+  if (sel) {
+    try {
+      k->params = params_from_json(sel->parameters);
+    } catch (const InputError&) {
+    }
   }
-  k->parameters_json = tune::TuningRecorder::params_key(k->params);
-
-  const auto t0 = std::chrono::steady_clock::now();
+  if (k->params.empty()) model();
   tune::CompileOptions co;
   co.ptxas = options_.ptxas;
-  const tune::Compiled compiled = tune::compile_variant({r.generator, k->isa, r.sig, k->params}, co);
+  auto t0 = std::chrono::steady_clock::now();
+  std::optional<tune::Compiled> made_now;
+  try {
+    made_now = tune::compile_variant({r.generator, k->isa, r.sig, k->params}, co);
+  } catch (const InputError&) {
+    if (k->source != Source::nearest) throw;
+    model(); // the tuned configuration is no longer in the generator's space
+    t0 = std::chrono::steady_clock::now();
+    made_now = tune::compile_variant({r.generator, k->isa, r.sig, k->params}, co);
+  }
+  const tune::Compiled& compiled = *made_now;
+  k->parameters_json = tune::TuningRecorder::params_key(k->params);
   k->build_ms = ms_since(t0);
   k->generate_ms = compiled.generate_s * 1e3;
   k->assemble_ms = compiled.assemble_s * 1e3;

@@ -4,10 +4,12 @@
 // static model; and the database stays intact with nothing recorded lost.
 #include <thread>
 
+#include "isatune/emu/backend.h"
 #include "isatune/gen/buffers.h"
 #include "isatune/jit/jit.h"
 #include "isatune/loader/select.h"
 #include "isatune/tune/tuning_recorder.h"
+#include "isatune_jit.h"
 #include "selftest_fixture.h"
 
 using namespace isatune;
@@ -168,4 +170,59 @@ TEST(Jit, NothingTunedFallsBackToTheStaticModelsBestSoftmax) {
   EXPECT_EQ(test::count_rows(db, "SELECT count(*) FROM runs WHERE strategy = 'jit' AND "
                                  "json_extract(budget, '$.source') = 'model'"),
             1);
+}
+
+TEST(Jit, CApiSelectsExactOrJitPerCallAndLaunches) {
+  const TunedDb t = tuned_gemm_db("jit-c.db");
+  emu::register_emu_backend();
+  isatune_jit* jit = nullptr;
+  ASSERT_EQ(isatune_jit_open(t.path.c_str(), "emu:gfx942", 1, &jit), ISATUNE_OK) << isatune_jit_last_error();
+  isatune_jit_kernel* k = nullptr;
+  EXPECT_EQ(isatune_jit_select(jit, "gemm", kGemmSig, R"({"M":50,"N":70,"K":24})", ISATUNE_JIT_EXACT_ONLY, &k),
+            ISATUNE_ERROR_NOT_FOUND);
+  EXPECT_NE(std::string(isatune_jit_last_error()).find("no exact tuned entry"), std::string::npos);
+  ASSERT_EQ(isatune_jit_select(jit, "gemm", kGemmSig, R"({"M":50,"N":70,"K":24})", ISATUNE_JIT_EXACT_OR_JIT, &k),
+            ISATUNE_OK)
+      << isatune_jit_last_error();
+  isatune_jit_kernel_desc d{};
+  ASSERT_EQ(isatune_jit_kernel_describe(k, &d), ISATUNE_OK);
+  EXPECT_STREQ(d.source, "nearest");
+  EXPECT_EQ(d.built, 1);
+  EXPECT_GT(d.variant_id, 0);
+  EXPECT_EQ(std::string(d.code_object).size(), 64u);
+  isatune_jit_kernel* again = nullptr;
+  ASSERT_EQ(isatune_jit_select(jit, "gemm", kGemmSig, R"({"M":50,"N":70,"K":24})", ISATUNE_JIT_EXACT_OR_JIT, &again),
+            ISATUNE_OK);
+  EXPECT_EQ(again, k);
+
+  // Launch through the C API on random inputs, checked against the reference.
+  size_t count = 0;
+  uint64_t sizes[8] = {};
+  ASSERT_EQ(isatune_jit_kernel_buffers(k, &count, sizes, 8), ISATUNE_OK);
+  ASSERT_EQ(count, 5u);
+  const gen::Generator& g = gen::find_generator("gemm");
+  const gen::Signature sig = gen::parse_signature(g, std::vector<std::string>{"layout=NT"});
+  const gen::Problem problem{{"M", 50}, {"N", 70}, {"K", 24}};
+  const auto specs = g.buffers(sig, problem);
+  gen::HostBuffers host = gen::make_buffers(specs, 606);
+  std::vector<uint64_t> addresses(count);
+  for (size_t i = 0; i < count; ++i) {
+    EXPECT_EQ(sizes[i], host.bytes[i].size());
+    ASSERT_EQ(isatune_jit_alloc(jit, std::max<size_t>(sizes[i], 4), &addresses[i]), ISATUNE_OK);
+    if (sizes[i]) {
+      ASSERT_EQ(isatune_jit_copy_to_device(jit, addresses[i], host.bytes[i].data(), sizes[i]), ISATUNE_OK);
+    }
+  }
+  EXPECT_EQ(isatune_jit_launch(k, addresses.data(), count, "{\"alpha\":"), ISATUNE_ERROR_INPUT);
+  ASSERT_EQ(isatune_jit_launch(k, addresses.data(), count, R"({"alpha":1.25,"beta":-0.5})"), ISATUNE_OK)
+      << isatune_jit_last_error();
+  ASSERT_EQ(isatune_jit_synchronize(jit), ISATUNE_OK);
+  std::vector<std::vector<double>> want = host.values;
+  g.reference(sig, problem, {{"alpha", 1.25}, {"beta", -0.5}}, want);
+  std::vector<uint8_t> out(sizes[3]);
+  ASSERT_EQ(isatune_jit_copy_to_host(jit, out.data(), addresses[3], out.size()), ISATUNE_OK);
+  EXPECT_LE(gen::compare_output(specs[3], gen::decode_all(specs[3].dtype, out), want[3]).max_rel_error,
+            gen::tolerance(g.output_dtype(sig)));
+  for (auto a : addresses) EXPECT_EQ(isatune_jit_free(jit, a), ISATUNE_OK);
+  isatune_jit_close(jit);
 }
