@@ -179,3 +179,33 @@ TEST(Advisor, CliJsonAndText) {
   run("--target gfx1100 --model Qwen2-7B", code);
   EXPECT_EQ(code, 1);
 }
+
+TEST(Advisor, DbShowsTheBestRecordedVariantLabelledByDeviceKind) {
+  // A tiny model whose O projection (64 x 64 x 64) is tuned on the gfx942 emulator.
+  ModelDims m{"tiny", 64, 1, 1, 64, 128, 64, 64, "test"};
+  const std::string path = test::temp_path("advise.db");
+  const gen::Generator& g = gen::find_generator("gemm");
+  const gen::Signature sig = gen::parse_signature(g, std::vector<std::string>{"a=bf16", "b=bf16"});
+  const gen::Params params = gen::parse_params(g.space("gfx942", sig), std::vector<std::string>{"tile_m=64", "tile_n=64"});
+  const gen::Problem problem{{"M", 64}, {"N", 64}, {"K", 64}};
+  auto device = test::quick_emulator();
+  const VariantSpec spec{&g, "gfx942", sig, params};
+  const Compiled c = compile_variant(spec);
+  const RunResult r = run_variant(*device, c, spec, problem);
+  ASSERT_EQ(r.status, Status::ok) << r.message;
+  {
+    auto db = db::Database::open(path);
+    TuningRecorder rec(db, {&g, "gfx942", sig, {problem}}, device->properties());
+    rec.record(params, &c, {{problem, r.status, r.message, r.timing}});
+  }
+  AdviseOptions o;
+  o.db_path = path;
+  const Advice a = advise(m, "gfx942", o);
+  ASSERT_EQ(a.gemms[1].name, "o");
+  ASSERT_TRUE(a.gemms[1].recorded.has_value());
+  EXPECT_EQ(a.gemms[1].recorded->device_kind, "emulated");
+  EXPECT_DOUBLE_EQ(a.gemms[1].recorded->median_ms, r.timing->median_ms);
+  EXPECT_NEAR(a.gemms[1].recorded->fraction_of_peak,
+              2.0 * 64 * 64 * 64 / (a.target.matrix_tflops * 1e12) / (r.timing->median_ms * 1e-3), 1e-12);
+  EXPECT_FALSE(a.gemms[0].recorded.has_value()); // QKV (64 x 192 x 64) was not tuned
+}
