@@ -102,6 +102,8 @@ TEST(Jit, UntunedGemmIsBuiltFromTheNearestTunedConfigurationReusedAndBuiltOnceBy
   EXPECT_TRUE(k->built);
   EXPECT_EQ(k->seed_problem, R"({"K":32,"M":64,"N":64})");
   EXPECT_EQ(k->parameters_json, tune::TuningRecorder::params_key(t.params));
+  // The shape is a kernel argument and generators are pure: the build is the tuned kernel, byte for byte.
+  EXPECT_EQ(k->code->sha256, exact->code->sha256);
   EXPECT_GT(k->variant_id, 0);
   EXPECT_FALSE(k->run_guid.empty());
   const double tol = gen::tolerance(k->generator->output_dtype(k->sig));
