@@ -2,6 +2,8 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <filesystem>
+#include <iomanip>
 #include <iostream>
 
 #include "commands.h"
@@ -162,11 +164,12 @@ int run_merge(const MergeOptions& o) {
   } else {
     Table t({"file", "result", "measurements added", "of", "runs added", "blobs verified"});
     for (const auto& f : r.files)
-      t.add({f.path, f.merged ? "merged" : "REFUSED", std::to_string(f.measurements_added),
+      t.add({f.path, f.merged ? "merged" : std::filesystem::exists(f.path) ? "REFUSED" : "MISSING",
+             std::to_string(f.measurements_added),
              std::to_string(f.measurements_in_file), std::to_string(f.runs_added), std::to_string(f.blobs_checked)});
     std::cout << t.str();
     for (const auto& f : r.files)
-      if (!f.merged) std::cout << "refused: " << f.error << "\n";
+      if (!f.merged) std::cout << "not merged: " << f.error << "\n";
     auto join = [](const std::vector<std::string>& v) {
       std::string s;
       for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -178,7 +181,8 @@ int run_merge(const MergeOptions& o) {
                 << (unfinished.empty() ? "" : "; unfinished (killed or still running): " + join(unfinished)) << "\n";
     for (const auto& p : v.problems) std::cout << "verify: " << p << "\n";
     std::cout << out << ": " << r.measurements_added << " measurements added from " << r.files.size() - refused
-              << " of " << r.files.size() << " files in " << wall << " s; integrity "
+              << " of " << r.files.size() << " files in " << std::fixed << std::setprecision(2) << wall
+              << " s; integrity "
               << (v.integrity_ok ? "ok" : "FAILED") << ", " << v.blobs_checked << " blobs hashed"
               << (ok ? "" : "; INCOMPLETE (exit 1): merge again once the missing shards have run") << "\n";
   }
