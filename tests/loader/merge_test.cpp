@@ -197,8 +197,9 @@ TEST(Merge, PartialShardsAddOnlyWhatIsNewAndReportUnfinishedAndMissingShards) {
   EXPECT_EQ(r.shards[2].state, "missing");
   EXPECT_FALSE(r.complete());
 
-  // Shard 0 goes on (2 more in run a, killed), then resumes in run c measuring 3 more, one a repeat.
+  // Shard 0 goes on (2 more in run a, which then ends), and a second run c measures 4 more, one a repeat.
   s0.add("a", some(2, 99));
+  s0.d.record_run_end("a");
   s0.start("c", "0/3");
   auto more = some(3, 55);
   more.push_back({0, 77, ms(rng)});
@@ -217,6 +218,8 @@ TEST(Merge, PartialShardsAddOnlyWhatIsNewAndReportUnfinishedAndMissingShards) {
   EXPECT_EQ(count(out, "SELECT count(*) FROM measurements"), 7 + 11);
   EXPECT_EQ(count(out, "SELECT count(*) FROM measurements m JOIN variants v ON v.id = m.variant_id WHERE "
                        "v.parameters = '{\"tile\":0}' AND m.problem = '{\"n\":77}'"), 3); // s0 twice, s1 once
+  // The end of run a, merged while it was open, arrived with the second merge.
+  EXPECT_EQ(count(out, "SELECT count(*) FROM runs WHERE guid = 'a' AND ended_at IS NOT NULL"), 1);
   EXPECT_EQ(out.merge(files).measurements_added, 0u);
   // The single-file form still works and is idempotent too.
   EXPECT_EQ(out.merge_from(dir + "/s0.sqlite"), 0u);
