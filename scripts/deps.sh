@@ -22,6 +22,8 @@ pick_llvm() {
 base=(cmake ninja-build g++ ccache pkg-config libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev libgtest-dev
       libgmock-dev libbenchmark-dev)
 optional=(libamd-comgr-dev)
+# The one-node Slurm cluster of tests/slurm/run_cluster_test.sh (skipped, with the reason printed, without them).
+optional+=(slurm-wlm munge)
 
 updated=0
 apt_update_once() {
@@ -59,9 +61,9 @@ fi
 for p in "${optional[@]}"; do
   if ! dpkg -s "$p" >/dev/null 2>&1; then
     apt_update_once
-    apt-cache show "$p" >/dev/null 2>&1 || { echo "deps: optional package $p is not available; its backend stays off"; continue; }
+    apt-cache show "$p" >/dev/null 2>&1 || { echo "deps: optional package $p is not available; what needs it stays off or is skipped"; continue; }
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$p" >/dev/null 2>&1 \
-      || echo "deps: optional package $p is not available; its backend stays off"
+      || echo "deps: optional package $p is not available; what needs it stays off or is skipped"
   fi
 done
 echo "deps: ready (LLVM $LLVM_VERSION)"

@@ -1,6 +1,9 @@
 // `isatune db ls | show | best | export | import | merge | verify | gc | migrate --db FILE`: the tuning database.
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
 #include <iostream>
 
 #include "commands.h"
@@ -110,6 +113,100 @@ int run_verify(const DbOptions& o) {
   return ok ? kExitOk : kExitInputError;
 }
 
+struct MergeOptions {
+  std::string db;
+  std::vector<std::string> files;
+  uint32_t expect_shards = 0;
+  bool json = false;
+};
+
+int run_merge(const MergeOptions& o) {
+  std::string out = o.db;
+  std::vector<std::string> inputs = o.files;
+  if (out.empty()) {
+    if (inputs.size() < 2) throw InputError("db merge: give OUT IN... (or --db OUT IN...): nothing to merge");
+    out = inputs.front();
+    inputs.erase(inputs.begin());
+  }
+  if (inputs.empty()) throw InputError("db merge: no input database to merge into " + out);
+  auto d = db::Database::open(out);
+  const auto t0 = std::chrono::steady_clock::now();
+  const db::MergeReport r = d.merge(inputs, o.expect_shards);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto v = d.verify(); // the merged result: integrity, foreign keys and every blob's hash
+  size_t refused = 0;
+  for (const auto& f : r.files) refused += !f.merged;
+  std::vector<std::string> missing, unfinished;
+  for (const auto& s : r.shards) {
+    if (s.state == "missing") missing.push_back(std::to_string(s.index));
+    if (s.state == "unfinished") unfinished.push_back(std::to_string(s.index));
+  }
+  const bool ok = r.complete() && v.problems.empty();
+  if (o.json) {
+    nlohmann::json j;
+    j["db"] = out;
+    j["measurements_added"] = r.measurements_added;
+    j["wall_s"] = wall;
+    j["files"] = nlohmann::json::array();
+    for (const auto& f : r.files)
+      j["files"].push_back({{"path", f.path}, {"merged", f.merged}, {"error", f.error},
+                            {"measurements_added", f.measurements_added},
+                            {"measurements_in_file", f.measurements_in_file}, {"runs_added", f.runs_added},
+                            {"blobs_checked", f.blobs_checked}});
+    j["shards"] = nlohmann::json::array();
+    for (const auto& s : r.shards)
+      j["shards"].push_back({{"index", s.index}, {"count", s.count}, {"state", s.state}, {"runs", s.runs}});
+    j["missing_shards"] = missing;
+    j["unfinished_shards"] = unfinished;
+    j["verify"] = {{"integrity_ok", v.integrity_ok}, {"blobs_checked", v.blobs_checked}, {"problems", v.problems}};
+    j["complete"] = ok;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    Table t({"file", "result", "measurements added", "of", "runs added", "blobs verified"});
+    for (const auto& f : r.files)
+      t.add({f.path, f.merged ? "merged" : std::filesystem::exists(f.path) ? "REFUSED" : "MISSING",
+             std::to_string(f.measurements_added),
+             std::to_string(f.measurements_in_file), std::to_string(f.runs_added), std::to_string(f.blobs_checked)});
+    std::cout << t.str();
+    for (const auto& f : r.files)
+      if (!f.merged) std::cout << "not merged: " << f.error << "\n";
+    auto join = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+      return s;
+    };
+    if (!r.shards.empty())
+      std::cout << "shards: " << r.shards.size() - missing.size() - unfinished.size() << " of " << r.shards.size()
+                << " done" << (missing.empty() ? "" : "; missing: " + join(missing))
+                << (unfinished.empty() ? "" : "; unfinished (killed or still running): " + join(unfinished)) << "\n";
+    for (const auto& p : v.problems) std::cout << "verify: " << p << "\n";
+    std::cout << out << ": " << r.measurements_added << " measurements added from " << r.files.size() - refused
+              << " of " << r.files.size() << " files in " << std::fixed << std::setprecision(2) << wall
+              << " s; integrity "
+              << (v.integrity_ok ? "ok" : "FAILED") << ", " << v.blobs_checked << " blobs hashed"
+              << (ok ? "" : "; INCOMPLETE (exit 1): merge again once the missing shards have run") << "\n";
+  }
+  return ok ? kExitOk : kExitInputError;
+}
+
+void add_merge(CLI::App& db, const GlobalOptions& global, int& status) {
+  auto opt = std::make_shared<MergeOptions>();
+  auto* c = db.add_subcommand(
+      "merge",
+      "Merge tuning databases into OUT (created if absent): every measurement is kept, a run is matched by its "
+      "GUID and its measurements by their rank inside the run, so merging again (or a shard merged while it ran) "
+      "adds only what is new. A file whose blobs do not hash to their keys, or that mixes real and emulated "
+      "measurements under one device key, is refused; missing and unfinished shards are listed. Exit 1 unless "
+      "every file merged and every shard is done.\n"
+      "Example: isatune db merge all.sqlite parts/*.sqlite --expect-shards 8");
+  c->add_option("files", opt->files, "OUT IN... (or IN... with --db OUT)")->required();
+  c->add_option("--db", opt->db, "The output database (the older form: isatune db merge --db OUT IN)");
+  c->add_option("--expect-shards", opt->expect_shards,
+                "The number of shards the inputs should hold (default: N from their runs' I/N)");
+  c->add_flag("--json", opt->json, "Print JSON instead of text");
+  c->callback([opt, &global, &status] { status = run_guarded(global, [&] { return run_merge(*opt); }); });
+}
+
 template <class Fn> int report(const DbOptions& o, const std::string& what, Fn&& fn) {
   size_t n = fn();
   if (o.json) std::cout << nlohmann::json{{what, n}}.dump(2) << "\n";
@@ -140,9 +237,7 @@ void add_db_command(CLI::App& app, const GlobalOptions& global, int& status) {
   sub("import", "Read an export folder back into the database",
       [](const DbOptions& o) { return report(o, "measurements imported", [&] { return open_rw(o).import_from(o.arg); }); },
       "dir", "Export folder");
-  sub("merge", "Add another database's rows; runs already present (by GUID) are skipped",
-      [](const DbOptions& o) { return report(o, "measurements merged", [&] { return open_rw(o).merge_from(o.arg); }); },
-      "other", "Database to merge in");
+  add_merge(*db, global, status);
   sub("gc", "Drop unused variants and code objects, then VACUUM", [](const DbOptions& o) {
     auto r = open_rw(o).gc();
     if (o.json)

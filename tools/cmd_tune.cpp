@@ -19,6 +19,7 @@
 #include "exit_codes.h"
 #include "isatune/error.h"
 #include "isatune/db/database.h"
+#include "isatune/db/journal.h"
 #include "isatune/emu/backend.h"
 #include "isatune/gen/generator.h"
 #include "isatune/loader/backend.h"
@@ -26,6 +27,7 @@
 #include "isatune/tune/replay.h"
 #include "isatune/tune/worker_runner.h"
 #include "isatune/tune/score.h"
+#include "isatune/tune/shard.h"
 #include "isatune/tune/tuner.h"
 #include "table.h"
 
@@ -40,6 +42,7 @@ struct TuneCmdOptions {
   std::vector<std::string> sig;
   std::vector<std::string> problem; // one problem each "M=..,N=..,K=.."
   std::string problems_file;
+  std::string shard; // "I/N", "auto" (from the launcher's environment) or empty: the whole job
   std::string device = "emu";
   std::string db;
   double timeout_s = 10;
@@ -285,8 +288,36 @@ int run_tune_generator(const TuneCmdOptions& opt) {
   job.sig = sig;
   for (const auto& t : problem_texts) job.problems.push_back(gen::parse_problem(g, std::vector<std::string>{t}));
 
-  // The device: the emulator runs the --target's chip.
+  // Distributed tuning: this task's share of the problems (and of the space when there are fewer problems than
+  // shards), its own database file and its one device.
   std::string spec = opt.device;
+  std::string db_path = opt.db;
+  std::optional<ShardSpec> shard;
+  ShardWork work;
+  std::string scheduler_job;
+  if (!opt.shard.empty()) {
+    const EnvLookup env = process_environment();
+    if (opt.shard == "auto") {
+      shard = shard_from_environment(env);
+      if (!shard)
+        throw InputError("--shard auto: no launcher variables found (SLURM_ARRAY_TASK_ID, SLURM_PROCID/NTASKS, "
+                         "JOB_COMPLETION_INDEX with ISATUNE_SHARD_COUNT, OMPI_COMM_WORLD_RANK/SIZE); give --shard I/N");
+    } else {
+      shard = parse_shard(opt.shard);
+    }
+    work = shard_work(job.problems.size(), *shard);
+    std::vector<gen::Problem> mine;
+    for (size_t p : work.problems) mine.push_back(job.problems[p]);
+    job.problems = std::move(mine);
+    const TaskDevice td = task_device(spec.substr(0, spec.find(':')), env);
+    if (spec == "cuda" || spec == "hip") spec += ":" + std::to_string(td.ordinal);
+    scheduler_job = scheduler_job_id(env);
+    if (!td.mask.empty()) scheduler_job += (scheduler_job.empty() ? "" : " ") + td.mask;
+    for (size_t at; (at = db_path.find("{shard}")) != std::string::npos;)
+      db_path.replace(at, 7, std::to_string(shard->index));
+  }
+
+  // The device: the emulator runs the --target's chip.
   const bool emu = spec == "emu" || spec.rfind("emu:", 0) == 0;
   std::string target = opt.target;
   if (emu && target.empty()) target = spec == "emu" ? "gfx942" : spec.substr(4);
@@ -315,7 +346,7 @@ int run_tune_generator(const TuneCmdOptions& opt) {
   }
 
   std::optional<db::Database> database;
-  if (!opt.db.empty()) database.emplace(db::Database::open(opt.db));
+  if (!db_path.empty()) database.emplace(db::Database::open(db_path));
   GeneratorEvaluatorOptions eo;
   eo.run.seed = opt.seed;
   eo.timeout_s = opt.timeout_s;
@@ -323,6 +354,12 @@ int run_tune_generator(const TuneCmdOptions& opt) {
   eo.db = database ? &*database : nullptr;
   eo.strategy = opt.strategy;
   eo.budget = opt.budget;
+  if (shard) {
+    eo.shard = shard->text();
+    eo.scheduler_job = scheduler_job;
+    eo.space_slice = work.slice;
+    eo.space_slices = work.slices;
+  }
   GeneratorEvaluator evaluator(job, *runner, eo);
   auto strategy = make_strategy(opt.strategy);
   TuneOptions to;
@@ -387,7 +424,12 @@ int run_tune_generator(const TuneCmdOptions& opt) {
     j["compile"] = {{"threads", st.compile.threads},          {"compiled", st.compile.compiled},
                     {"ahead", st.compile.on_pool},            {"ready_on_request", st.compile.ready},
                     {"inline", st.compile.inline_compiles},   {"device_idle_s", st.compile.idle_s}};
-    if (database) j["db"] = opt.db, j["run_guid"] = evaluator.run_guid();
+    if (database)
+      j["db"] = db_path, j["run_guid"] = evaluator.run_guid(), j["journal_mode"] = database->journal_mode(),
+      j["network_filesystem"] = db::is_on_network_filesystem(db_path);
+    if (shard)
+      j["shard"] = {{"index", shard->index}, {"count", shard->count}, {"source", shard->source},
+                    {"space_slice", work.slice}, {"space_slices", work.slices}, {"scheduler_job", scheduler_job}};
     for (int i = 0; i < kStatusCount; ++i)
       j["by_status"][std::string(to_string(static_cast<Status>(i)))] = by[i];
     auto entry = [&](size_t i) {
@@ -427,7 +469,16 @@ int run_tune_generator(const TuneCmdOptions& opt) {
     std::cout << "; worker restarts " << worker->starts() - 1 << " (" << worker->timeouts() << " timeouts, "
               << worker->deaths() << " deaths)";
   std::cout << "\n";
-  if (database) std::cout << "recorded in " << opt.db << " (run " << evaluator.run_guid() << ")\n";
+  if (shard)
+    std::cout << "shard " << shard->text() << " (from " << shard->source << "): " << job.problems.size()
+              << " problem(s)"
+              << (work.slices > 1 ? ", space slice " + std::to_string(work.slice) + " of " + std::to_string(work.slices)
+                                  : std::string())
+              << (scheduler_job.empty() ? "" : ", " + scheduler_job) << "\n";
+  if (database)
+    std::cout << "recorded in " << db_path << " (run " << evaluator.run_guid() << ", journal "
+              << database->journal_mode()
+              << (db::is_on_network_filesystem(db_path) ? ": a network filesystem, so no WAL" : "") << ")\n";
   std::cout << "\n";
   if (ok.empty()) {
     std::cout << "best: none (no configuration ran successfully)\n\n";
@@ -470,6 +521,11 @@ void add_tune_command(CLI::App& app, const GlobalOptions& global, int& status) {
   cmd->add_option("--problem", opt->problem, "Problem sizes k=v[,k=v...] (repeatable: tune for their sum)")
       ->allow_extra_args(false);
   cmd->add_option("--problems", opt->problems_file, "File with one problem per line (k=v,...; # comments)");
+  cmd->add_option("--shard", opt->shard,
+                  "Take shard I of N of the work (problems; parts of the space when there are fewer problems "
+                  "than shards), or `auto`: I/N from Slurm, Kubernetes or mpirun variables; {shard} in --db "
+                  "becomes I. Example: isatune tune gemm --problems shapes.txt --shard 3/8 --db parts/3.sqlite "
+                  "(docs/distributed.md)");
   cmd->add_option("--device", opt->device, "emu (the emulator, the --target's chip), emu:gfx950, hip:N, cuda:N");
   cmd->add_option("--db", opt->db, "Tuning database (created if absent): every evaluation is recorded; a rerun "
                                    "of the same job measures nothing twice");

@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   add_space_command(app, global, status);
   add_emu_coverage_command(app, global, status);
   add_advise_command(app, global, status);
+  add_slurm_command(app, global, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -86,6 +86,8 @@ EmuDevice::EmuDevice(EmuOptions options) : options_(std::move(options)), impl_(s
   p.max_workgroup_size = id.info->max_workgroup_size;
   p.driver_version = "isatune-emu 0.1 (LLVM " ISATUNE_LLVM_VERSION_STRING " disassembler)";
   p.emulated = true;
+  p.uuid = "emu-" + p.isa + "-" + std::to_string(p.index); // synthetic and stable: no hardware to name
+  p.pci_bus_id = "emu:" + std::to_string(p.index);
 }
 
 EmuDevice::~EmuDevice() = default;

@@ -1,4 +1,4 @@
-// Database administration: verify, gc, merge, export, import.
+// Database administration: verify, gc, export, import (merge: merge.cpp).
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -15,10 +15,7 @@ namespace isatune::db {
 using detail::exec;
 using detail::Stmt;
 
-namespace {
-namespace fs = std::filesystem;
-
-std::vector<std::string> corrupt_blobs(sqlite3* db, size_t* checked) {
+std::vector<std::string> detail::corrupt_blobs(sqlite3* db, size_t* checked) {
   std::vector<std::string> bad;
   Stmt s(db, "SELECT sha256, bytes FROM code_objects ORDER BY sha256");
   while (s.step()) {
@@ -30,6 +27,9 @@ std::vector<std::string> corrupt_blobs(sqlite3* db, size_t* checked) {
   }
   return bad;
 }
+
+namespace {
+namespace fs = std::filesystem;
 
 uint64_t file_bytes(const std::string& path) {
   std::error_code ec;
@@ -86,7 +86,7 @@ VerifyReport Database::verify() {
                            s.text(2) + " row");
     }
   }
-  for (auto& p : corrupt_blobs(db_, &r.blobs_checked)) r.problems.push_back(std::move(p));
+  for (auto& p : detail::corrupt_blobs(db_, &r.blobs_checked)) r.problems.push_back(std::move(p));
   return r;
 }
 
@@ -111,83 +111,6 @@ GcReport Database::gc() {
   exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)", path_);
   r.bytes_after = file_bytes(path_);
   return r;
-}
-
-size_t Database::merge_from(const std::string& other_path) {
-  {
-    // Validates the source (exists, isatune, same schema) and refuses corrupt blobs before anything is copied.
-    Database src = Database::open(other_path, OpenOptions{.read_only = true});
-    auto bad = corrupt_blobs(src.db_, nullptr);
-    if (!bad.empty()) throw InputError(other_path + ": " + bad.front() + "; not merging");
-  }
-  {
-    Stmt a(db_, "ATTACH DATABASE ? AS src");
-    a.bind(1, other_path).step();
-  }
-  size_t added = 0;
-  try {
-    exec(db_, "BEGIN IMMEDIATE", path_);
-    exec(db_, R"sql(
-INSERT OR IGNORE INTO devices(vendor, target_id, isa, name, compute_units, memory_bytes, driver_version,
-                              runtime_version, emulated, clock_khz, memory_clock_khz, memory_bus_bits, l2_bytes)
-  SELECT vendor, target_id, isa, name, compute_units, memory_bytes, driver_version, runtime_version, emulated,
-         clock_khz, memory_clock_khz, memory_bus_bits, l2_bytes
-  FROM src.devices;
-INSERT OR IGNORE INTO toolchains(assembler, version) SELECT assembler, version FROM src.toolchains;
-INSERT OR IGNORE INTO generators(name, version_hash) SELECT name, version_hash FROM src.generators;
-INSERT OR IGNORE INTO code_objects(sha256, vendor, isa, target_id, size, bytes, toolchain_id, created_at)
-  SELECT c.sha256, c.vendor, c.isa, c.target_id, c.size, c.bytes,
-         (SELECT t.id FROM main.toolchains t JOIN src.toolchains st ON t.assembler = st.assembler
-            AND t.version = st.version WHERE st.id = c.toolchain_id),
-         c.created_at
-  FROM src.code_objects c;
-INSERT OR IGNORE INTO kernels SELECT * FROM src.kernels;
-INSERT OR IGNORE INTO variants(generator_id, signature, parameters, code_object, kernel, launch)
-  SELECT (SELECT g.id FROM main.generators g JOIN src.generators sg ON g.name = sg.name
-            AND g.version_hash = sg.version_hash WHERE sg.id = v.generator_id),
-         v.signature, v.parameters, v.code_object, v.kernel, v.launch
-  FROM src.variants v;
-CREATE TEMP TABLE merge_vmap(src INTEGER PRIMARY KEY, dst INTEGER NOT NULL);
-INSERT INTO merge_vmap
-  SELECT sv.id, mv.id FROM src.variants sv JOIN src.generators sg ON sg.id = sv.generator_id
-  JOIN main.generators mg ON mg.name = sg.name AND mg.version_hash = sg.version_hash
-  JOIN main.variants mv ON mv.generator_id = mg.id AND mv.signature = sv.signature
-    AND mv.parameters = sv.parameters AND mv.code_object IS sv.code_object AND mv.kernel = sv.kernel;
-CREATE TEMP TABLE merge_dmap(src INTEGER PRIMARY KEY, dst INTEGER NOT NULL);
-INSERT INTO merge_dmap
-  SELECT sd.id, md.id FROM src.devices sd JOIN main.devices md ON md.vendor = sd.vendor
-    AND md.target_id = sd.target_id AND md.name = sd.name AND md.compute_units = sd.compute_units
-    AND md.memory_bytes = sd.memory_bytes AND md.driver_version = sd.driver_version
-    AND md.runtime_version = sd.runtime_version AND md.emulated = sd.emulated AND md.clock_khz = sd.clock_khz
-    AND md.memory_clock_khz = sd.memory_clock_khz AND md.memory_bus_bits = sd.memory_bus_bits
-    AND md.l2_bytes = sd.l2_bytes;
-CREATE TEMP TABLE merge_new_runs(guid TEXT PRIMARY KEY);
-INSERT INTO merge_new_runs SELECT guid FROM src.runs WHERE guid NOT IN (SELECT guid FROM main.runs);
-INSERT INTO runs SELECT * FROM src.runs WHERE guid IN (SELECT guid FROM merge_new_runs);
-)sql", path_);
-    exec(db_, R"sql(
-INSERT INTO measurements(variant_id, device_id, problem, status, median_ms, p20_ms, p80_ms, min_ms, count,
-                         timing_method, device_kind, measured_at, run_guid, message)
-  SELECT vm.dst, dm.dst, m.problem, m.status, m.median_ms, m.p20_ms, m.p80_ms, m.min_ms, m.count,
-         m.timing_method, m.device_kind, m.measured_at, m.run_guid, m.message
-  FROM src.measurements m JOIN merge_vmap vm ON vm.src = m.variant_id JOIN merge_dmap dm ON dm.src = m.device_id
-  WHERE m.run_guid IN (SELECT guid FROM merge_new_runs)
-     OR (m.run_guid IS NULL AND NOT EXISTS (
-           SELECT 1 FROM main.measurements x WHERE x.variant_id = vm.dst AND x.device_id = dm.dst
-             AND x.problem = m.problem AND x.measured_at = m.measured_at AND x.status = m.status
-             AND x.median_ms IS m.median_ms))
-  ORDER BY m.id;
-)sql", path_);
-    added = size_t(sqlite3_changes(db_));
-    exec(db_, "DROP TABLE temp.merge_vmap; DROP TABLE temp.merge_dmap; DROP TABLE temp.merge_new_runs;", path_);
-    exec(db_, "COMMIT", path_);
-  } catch (...) {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    sqlite3_exec(db_, "DETACH DATABASE src", nullptr, nullptr, nullptr);
-    throw;
-  }
-  exec(db_, "DETACH DATABASE src", path_);
-  return added;
 }
 
 size_t Database::export_to(const std::string& dir) {

@@ -84,6 +84,9 @@ struct CudaApi {
   CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
   // CUDA 12.0+, optional (resolved at start; without them modules are loaded with cuModuleLoadData): a library
   // is context-independent, its kernels give each context's function with cuKernelGetFunction.
+  // The physical GPU's identity (optional: a stand-in driver may lack them).
+  CUresult (*DeviceGetUuid)(unsigned char (*uuid)[16], CUdevice) = nullptr;
+  CUresult (*DeviceGetPCIBusId)(char*, int, CUdevice) = nullptr;
   CUresult (*LibraryLoadData)(CUlibrary*, const void*, void*, void**, unsigned, void*, void**, unsigned) = nullptr;
   CUresult (*LibraryUnload)(CUlibrary) = nullptr;
   CUresult (*LibraryGetKernel)(CUkernel*, CUlibrary, const char*) = nullptr;
@@ -138,6 +141,8 @@ struct CudaApi {
       EventRecord = lib.symbol<decltype(EventRecord)>("cuEventRecord");
       EventSynchronize = lib.symbol<decltype(EventSynchronize)>("cuEventSynchronize");
       EventElapsedTime = lib.symbol<decltype(EventElapsedTime)>("cuEventElapsedTime");
+      DeviceGetUuid = lib.optional_symbol<decltype(DeviceGetUuid)>("cuDeviceGetUuid");
+      DeviceGetPCIBusId = lib.optional_symbol<decltype(DeviceGetPCIBusId)>("cuDeviceGetPCIBusId");
       LibraryLoadData = lib.optional_symbol<decltype(LibraryLoadData)>("cuLibraryLoadData");
       LibraryUnload = lib.optional_symbol<decltype(LibraryUnload)>("cuLibraryUnload");
       LibraryGetKernel = lib.optional_symbol<decltype(LibraryGetKernel)>("cuLibraryGetKernel");
@@ -430,6 +435,18 @@ std::vector<Listed> enumerate() {
     size_t mem = 0;
     if (a.DeviceTotalMem(&mem, dev) == 0) p.memory_bytes = mem;
     p.driver_version = "cuda driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
+    unsigned char uuid[16] = {};
+    if (a.DeviceGetUuid && a.DeviceGetUuid(&uuid, dev) == 0) { // as nvidia-smi prints it: GPU-8-4-4-4-12 hex
+      static const char* hex = "0123456789abcdef";
+      p.uuid = "GPU-";
+      for (int b = 0; b < 16; ++b) {
+        if (b == 4 || b == 6 || b == 8 || b == 10) p.uuid += '-';
+        p.uuid += hex[uuid[b] >> 4];
+        p.uuid += hex[uuid[b] & 15];
+      }
+    }
+    char bus[32] = {};
+    if (a.DeviceGetPCIBusId && a.DeviceGetPCIBusId(bus, int(sizeof bus), dev) == 0) p.pci_bus_id = bus;
     out.push_back(std::move(l));
   }
   return out;

@@ -329,15 +329,21 @@ int64_t Database::record_variant(const VariantRecord& v) {
   });
 }
 
-void Database::record_run_start(const RunRecord& r) {
+void Database::record_run_start(const RunRecord& r, const RunIdentity& id) {
   if (r.guid.empty()) throw InputError("run: empty GUID");
   write_txn(db_, path_, [&] {
-    Stmt s(db_, "INSERT INTO runs(guid, strategy, budget, host, started_at, ended_at) VALUES(?,?,?,?,?,?) "
-                "ON CONFLICT(guid) DO NOTHING");
+    Stmt s(db_, "INSERT INTO runs(guid, strategy, budget, host, started_at, ended_at, device_id, device_uuid, "
+                "pci_bus_id, compute_units, clock_khz, memory_clock_khz, driver_version, shard, scheduler_job) "
+                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(guid) DO NOTHING");
     s.bind(1, r.guid).bind(2, r.strategy).bind(3, r.budget).bind(4, r.host)
         .bind(5, r.started_at.empty() ? now_iso8601() : r.started_at);
     if (r.ended_at.empty()) s.bind_null(6);
     else s.bind(6, r.ended_at);
+    if (id.device_id) s.bind(7, id.device_id);
+    else s.bind_null(7);
+    s.bind(8, id.device_uuid).bind(9, id.pci_bus_id).bind(10, int64_t(id.compute_units))
+        .bind(11, int64_t(id.clock_khz)).bind(12, int64_t(id.memory_clock_khz)).bind(13, id.driver_version)
+        .bind(14, id.shard).bind(15, id.scheduler_job);
     s.step();
   });
 }

@@ -32,6 +32,8 @@ struct HipApi {
   hipError_t (*DeviceGetAttribute)(int*, int, int) = nullptr;
   hipError_t (*GetDeviceProperties)(void*, int) = nullptr;
   hipError_t (*DriverGetVersion)(int*) = nullptr;
+  // The physical GPU's identity (optional; not checked on an AMD GPU yet).
+  hipError_t (*DeviceGetPCIBusId)(char*, int, int) = nullptr;
   hipError_t (*RuntimeGetVersion)(int*) = nullptr;
   const char* (*GetErrorString)(hipError_t) = nullptr;
   hipError_t (*Malloc)(void**, size_t) = nullptr;
@@ -65,6 +67,7 @@ struct HipApi {
       DeviceGetAttribute = lib.symbol<decltype(DeviceGetAttribute)>("hipDeviceGetAttribute");
       GetDeviceProperties = lib.optional_symbol<decltype(GetDeviceProperties)>("hipGetDevicePropertiesR0600");
       DriverGetVersion = lib.symbol<decltype(DriverGetVersion)>("hipDriverGetVersion");
+      DeviceGetPCIBusId = lib.optional_symbol<decltype(DeviceGetPCIBusId)>("hipDeviceGetPCIBusId");
       RuntimeGetVersion = lib.symbol<decltype(RuntimeGetVersion)>("hipRuntimeGetVersion");
       GetErrorString = lib.symbol<decltype(GetErrorString)>("hipGetErrorString");
       Malloc = lib.symbol<decltype(Malloc)>("hipMalloc");
@@ -242,6 +245,8 @@ public:
       size_t mem = 0;
       if (a.DeviceTotalMem(&mem, i) == 0) p.memory_bytes = mem;
       p.driver_version = "hip driver " + std::to_string(driver) + ", runtime " + std::to_string(runtime);
+      char bus[32] = {};
+      if (a.DeviceGetPCIBusId && a.DeviceGetPCIBusId(bus, int(sizeof bus), i) == 0) p.pci_bus_id = bus;
       out.push_back(std::move(p));
     }
     return out;

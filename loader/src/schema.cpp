@@ -120,7 +120,10 @@ BEGIN
   WHERE v.id = NEW.variant_id AND v.code_object IS NOT NULL
   ON CONFLICT(generator, signature, target_id, compute_units, device_kind, problem) DO UPDATE SET
     measurement_id = excluded.measurement_id, variant_id = excluded.variant_id, median_ms = excluded.median_ms
-  WHERE excluded.median_ms < best.median_ms;
+  WHERE excluded.median_ms < best.median_ms
+     OR (excluded.median_ms = best.median_ms AND
+         (SELECT parameters || '|' || ifnull(code_object, '') FROM variants WHERE id = excluded.variant_id) <
+         (SELECT parameters || '|' || ifnull(code_object, '') FROM variants WHERE id = best.variant_id));
 END;
 )sql";
 
@@ -156,6 +159,24 @@ DROP TABLE devices;
 ALTER TABLE devices_v3 RENAME TO devices;
 )sql";
 
+// Version 4: every run row records the physical device it ran on (a heterogeneous cluster's results stay apart
+// and a shard's GPU can be traced): the device row, UUID and PCI bus id, CU/SM count, clocks and driver, and
+// for distributed tuning the shard ("I/N") and the scheduler's job id. Old rows get '' / 0 / NULL: unknown.
+// The `best` trigger is remade with a content tie-break (equal median: the smaller parameters text, then code
+// object), so a merged database picks the same winner as one that measured the same rows in another order.
+const char* kStep4 = R"sql(
+DROP TRIGGER measurements_best;
+ALTER TABLE runs ADD COLUMN device_id INTEGER REFERENCES devices(id);
+ALTER TABLE runs ADD COLUMN device_uuid TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN pci_bus_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN compute_units INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN clock_khz INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN memory_clock_khz INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN driver_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN shard TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN scheduler_job TEXT NOT NULL DEFAULT '';
+)sql";
+
 // Rebuilds `best` from every measurement (the v1 -> v2 migration, and after gc or merge).
 const char* kRebuildBest = R"sql(
 DELETE FROM best;
@@ -166,7 +187,7 @@ SELECT g.name, v.signature, d.target_id, d.compute_units, m.device_kind, m.probl
 FROM measurements m JOIN variants v ON v.id = m.variant_id JOIN generators g ON g.id = v.generator_id
      JOIN devices d ON d.id = m.device_id
 WHERE m.status = 'ok' AND m.median_ms IS NOT NULL AND v.code_object IS NOT NULL
-ORDER BY m.median_ms, m.id
+ORDER BY m.median_ms, v.parameters || '|' || ifnull(v.code_object, ''), m.id
 ON CONFLICT(generator, signature, target_id, compute_units, device_kind, problem) DO NOTHING;
 )sql";
 } // namespace
@@ -174,13 +195,14 @@ ON CONFLICT(generator, signature, target_id, compute_units, device_kind, problem
 void rebuild_best(sqlite3* db, const std::string& context) { exec(db, kRebuildBest, context); }
 
 void migrate(sqlite3* db, int from_version, int target, const std::string& context) {
-  static const char* steps[] = {kStep1, kStep2, kStep3};
+  static const char* steps[] = {kStep1, kStep2, kStep3, kStep4};
   if (target > static_cast<int>(std::size(steps))) throw Error("internal: no migration to version " + std::to_string(target));
   for (int v = from_version; v < target; ++v) {
     const std::string what = context + ": migrating to schema version " + std::to_string(v + 1);
     exec(db, steps[v], what);
     if (v + 1 >= 2) exec(db, kBestTrigger, what); // step 3 dropped it (it reads `devices`)
     if (v + 1 == 2 && from_version >= 1) rebuild_best(db, context);
+    if (v + 1 == 4 && from_version >= 2) rebuild_best(db, context); // the tie-break may pick other winners
   }
   // A rebuilt table keeps every id, so nothing may dangle (foreign keys are off during a migration).
   Stmt fk(db, "PRAGMA foreign_key_check");

@@ -50,5 +50,7 @@ private:
 // inside the caller's transaction.
 void migrate(sqlite3* db, int from_version, int target, const std::string& context);
 void rebuild_best(sqlite3* db, const std::string& context);
+// One line per code object whose blob does not hash to its key (admin.cpp); counts the blobs hashed.
+std::vector<std::string> corrupt_blobs(sqlite3* db, size_t* checked);
 
 } // namespace isatune::db::detail

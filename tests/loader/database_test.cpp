@@ -166,7 +166,7 @@ TEST(Database, VersionTwoFileKeepsEverythingWhenTheDeviceKeyGrows) {
     sqlite3_close(raw);
   }
   auto d = db::Database::open(path);
-  EXPECT_EQ(d.schema_version(), 3);
+  EXPECT_EQ(d.schema_version(), db::kSchemaVersion);
   auto devices = d.query("SELECT id, name, compute_units, memory_bytes, driver_version, emulated, clock_khz, "
                          "memory_clock_khz, memory_bus_bits, l2_bytes FROM devices ORDER BY id");
   ASSERT_EQ(devices.size(), 2u);

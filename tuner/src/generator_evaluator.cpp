@@ -1,6 +1,7 @@
 #include "isatune/tune/generator_evaluator.h"
 
 #include <algorithm>
+#include <exception>
 #include <set>
 
 #include "isatune/codeobj/occupancy.h"
@@ -12,16 +13,29 @@ GeneratorEvaluator::GeneratorEvaluator(TuningJob job, DeviceRunner& runner, Gene
     : job_(std::move(job)), runner_(runner), options_(std::move(options)),
       space_(job_.generator->space(job_.isa, job_.sig)) {
   if (job_.problems.empty()) throw InputError("tune: no problem given");
+  if (options_.space_slices == 0 || options_.space_slice >= options_.space_slices)
+    throw InputError("tune: space slice " + std::to_string(options_.space_slice) + " of " +
+                     std::to_string(options_.space_slices) + ": the slice must be below the slice count");
+  if (options_.space_slices > 1) {
+    std::vector<uint64_t> mine;
+    for (size_t p = options_.space_slice; p < space_.size(); p += options_.space_slices) mine.push_back(space_.valid()[p]);
+    if (mine.empty())
+      throw InputError("tune: slice " + std::to_string(options_.space_slice) + " of " +
+                       std::to_string(options_.space_slices) + " of a space of " + std::to_string(space_.size()) +
+                       " configurations is empty; use fewer shards");
+    space_ = gen::Space(space_.parameters(), std::move(mine));
+  }
   pool_ = std::make_unique<CompilePool>(*job_.generator, job_.isa, job_.sig, options_.compile_threads,
                                         options_.compile_capacity);
   if (options_.db) {
     recorder_ = std::make_unique<TuningRecorder>(*options_.db, job_, runner_.properties());
     if (options_.resume) recorded_ = recorder_->load_recorded();
-    recorder_->start_run(options_.strategy, options_.budget);
+    recorder_->start_run(options_.strategy, options_.budget, options_.shard, options_.scheduler_job);
   }
 }
 
 GeneratorEvaluator::~GeneratorEvaluator() {
+  if (std::uncaught_exceptions()) return; // the run did not end: its row keeps ended_at NULL
   try {
     finish();
   } catch (...) {

@@ -102,7 +102,8 @@ std::map<std::string, std::map<std::string, RecordedResult>> TuningRecorder::loa
   return out;
 }
 
-void TuningRecorder::start_run(const std::string& strategy, const std::string& budget) {
+void TuningRecorder::start_run(const std::string& strategy, const std::string& budget, const std::string& shard,
+                               const std::string& scheduler_job) {
   guid_ = new_guid();
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
@@ -111,7 +112,17 @@ void TuningRecorder::start_run(const std::string& strategy, const std::string& b
   r.strategy = strategy;
   r.budget = budget;
   r.host = host;
-  db_.record_run_start(r);
+  db::RunIdentity id;
+  id.device_id = device_id_;
+  id.device_uuid = device_.uuid;
+  id.pci_bus_id = device_.pci_bus_id;
+  id.compute_units = device_.compute_units;
+  id.clock_khz = device_.clock_khz;
+  id.memory_clock_khz = device_.memory_clock_khz;
+  id.driver_version = device_.driver_version;
+  id.shard = shard;
+  id.scheduler_job = scheduler_job;
+  db_.record_run_start(r, id);
 }
 
 void TuningRecorder::end_run() {

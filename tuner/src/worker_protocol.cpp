@@ -130,7 +130,9 @@ nlohmann::json to_json(const loader::DeviceProperties& p) {
           {"l2_bytes", p.l2_bytes},
           {"default_shared_bytes_per_workgroup", p.default_shared_bytes_per_workgroup},
           {"shared_bytes_per_cu", p.shared_bytes_per_cu},
-          {"registers_per_cu", p.registers_per_cu}};
+          {"registers_per_cu", p.registers_per_cu},
+          {"uuid", p.uuid},
+          {"pci_bus_id", p.pci_bus_id}};
 }
 
 loader::DeviceProperties properties_from_json(const nlohmann::json& j) {
@@ -156,6 +158,8 @@ loader::DeviceProperties properties_from_json(const nlohmann::json& j) {
   p.default_shared_bytes_per_workgroup = j.value("default_shared_bytes_per_workgroup", 0u);
   p.shared_bytes_per_cu = j.value("shared_bytes_per_cu", 0u);
   p.registers_per_cu = j.value("registers_per_cu", 0u);
+  p.uuid = j.value("uuid", std::string());
+  p.pci_bus_id = j.value("pci_bus_id", std::string());
   return p;
 }
 

@@ -125,6 +125,8 @@ PtxEmuDevice::PtxEmuDevice(PtxEmuOptions options)
   p.max_workgroup_size = 1024;
   p.driver_version = "isatune-emu-ptx 0.1";
   p.emulated = true;
+  p.uuid = "emu-" + p.isa + "-" + std::to_string(p.index); // synthetic and stable: no hardware to name
+  p.pci_bus_id = "emu:" + std::to_string(p.index);
 }
 
 PtxEmuDevice::~PtxEmuDevice() = default;

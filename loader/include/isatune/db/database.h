@@ -17,7 +17,7 @@ namespace isatune::db {
 
 // The schema this library writes. Older files are migrated in one transaction when opened for writing;
 // newer ones are refused.
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 // PRAGMA application_id of an isatune database ("isat").
 constexpr int32_t kApplicationId = 0x69736174;
 
@@ -57,6 +57,20 @@ struct RunRecord {
   std::string host;
   std::string started_at; // ISO 8601 UTC; empty: now
   std::string ended_at;   // empty while running
+};
+
+// Since schema version 4, in the run row: the physical device the run measured on (0 / empty: unknown), and for
+// a shard of distributed tuning its "I/N" and the scheduler's job id ("slurm 1234_3 CUDA_VISIBLE_DEVICES=3").
+struct RunIdentity {
+  int64_t device_id = 0;
+  std::string device_uuid;
+  std::string pci_bus_id;
+  uint32_t compute_units = 0;
+  uint32_t clock_khz = 0;
+  uint32_t memory_clock_khz = 0;
+  std::string driver_version;
+  std::string shard;
+  std::string scheduler_job;
 };
 
 struct VariantRecord {
@@ -103,6 +117,31 @@ struct GcReport {
   size_t bytes_before = 0, bytes_after = 0;
 };
 
+// What `merge` did with one input file.
+struct MergeFileReport {
+  std::string path;
+  bool merged = false;      // false: missing or refused (`error` says why); nothing of it was copied
+  std::string error;
+  size_t measurements_added = 0;
+  size_t measurements_in_file = 0;
+  size_t runs_added = 0;
+  size_t blobs_checked = 0; // code objects whose SHA-256 was verified before copying
+};
+
+// A shard of distributed tuning, as the runs of the merged inputs tell it.
+struct ShardState {
+  uint32_t index = 0, count = 0;
+  std::string state; // done (a run of it ended), unfinished (runs, none ended: killed or still running), missing
+  size_t runs = 0;
+};
+
+struct MergeReport {
+  std::vector<MergeFileReport> files;
+  size_t measurements_added = 0;
+  std::vector<ShardState> shards; // every shard 0..N-1 when any input run names a shard (or expected_shards)
+  bool complete() const;          // every file merged and every shard done
+};
+
 class Database {
 public:
   // Throws InputError with a clear message for a missing file (read-only), a file that is not an isatune
@@ -124,7 +163,7 @@ public:
   // Verifies code.sha256 against the bytes (computing it when empty); returns the digest.
   std::string record_code_object(const CodeObject& code, int64_t toolchain_id = 0);
   int64_t record_variant(const VariantRecord& v);
-  void record_run_start(const RunRecord& r);
+  void record_run_start(const RunRecord& r, const RunIdentity& identity = {});
   void record_run_end(const std::string& guid, const std::string& ended_at = "");
   int64_t record_measurement(const MeasurementRecord& m);
 
@@ -146,6 +185,14 @@ public:
   // Copies rows of another database in: runs already present (by GUID) are skipped, so merging twice adds
   // nothing. Returns the number of measurements added.
   size_t merge_from(const std::string& other_path);
+  // Merges many files (merge.cpp), each in its own transaction: a missing or refused file is reported and the
+  // others are still merged. Idempotent and order-independent: a run's measurements are copied by their rank
+  // inside the run, so a shard merged while it ran and again after it finished adds only what is new, and
+  // repeated measurements of one variant are all kept. A file is refused when a blob does not hash to its key
+  // or when it holds measurements of another device kind (real vs emulated) than its device row or than what
+  // the merged database holds under the same device key. expected_shards (0: from the runs) sets N for the
+  // shard report.
+  MergeReport merge(const std::vector<std::string>& inputs, uint32_t expected_shards = 0);
   // Writes <dir>/manifest.json and <dir>/code_objects/<sha256>.co for the best kernel of every tuned
   // problem: enough for an application that wants no SQLite at run time. Returns the number of entries.
   size_t export_to(const std::string& dir);

@@ -39,6 +39,11 @@ struct DeviceProperties {
   uint32_t default_shared_bytes_per_workgroup = 0; // what a launch may use without opting in (NVIDIA: 48 KiB)
   uint32_t shared_bytes_per_cu = 0;        // per CU / SM, all resident workgroups together
   uint32_t registers_per_cu = 0;           // 32-bit registers per CU / SM
+  // The physical GPU (empty: not known), recorded in every run row so a heterogeneous cluster's results can be
+  // told apart: the driver's UUID ("GPU-..." on NVIDIA) and PCI bus id ("0000:41:00.0"). Emulators give a
+  // stable synthetic identity ("emu-<target>-<index>").
+  std::string uuid;
+  std::string pci_bus_id;
 };
 
 // A device address.

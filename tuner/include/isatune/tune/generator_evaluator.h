@@ -39,6 +39,10 @@ struct GeneratorEvaluatorOptions {
   db::Database* db = nullptr; // record and resume; null: neither
   bool resume = true;         // serve what the database has for this job
   std::string strategy, budget; // for the run row
+  // Distributed tuning (tuner/shard.h): the run row's shard ("I/N") and scheduler job id, and the slice of the
+  // space this evaluator offers: the valid configurations at positions p with p % space_slices == space_slice.
+  std::string shard, scheduler_job;
+  uint32_t space_slice = 0, space_slices = 1;
 };
 
 struct EvaluationDetail {
@@ -69,7 +73,8 @@ public:
   const gen::Space& space() const { return space_; }
   const TuningJob& job() const { return job_; }
   Evaluation evaluate(const gen::Config& config) override;
-  // Ends the run row (also done by the destructor).
+  // Ends the run row (also done by the destructor, unless an exception is unwinding: a run that failed did not
+  // end, and distributed tuning counts its shard as unfinished).
   void finish();
 
   const EvaluationDetail* detail(const gen::Config& config) const;

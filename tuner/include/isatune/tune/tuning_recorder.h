@@ -41,7 +41,9 @@ public:
   // What this job's earlier runs recorded on this device: params key -> problem key -> the latest result.
   std::map<std::string, std::map<std::string, RecordedResult>> load_recorded();
 
-  void start_run(const std::string& strategy, const std::string& budget);
+  // The run row, with the device's physical identity and, for distributed tuning, the shard and job id.
+  void start_run(const std::string& strategy, const std::string& budget, const std::string& shard = "",
+                 const std::string& scheduler_job = "");
   void end_run();
   const std::string& run_guid() const { return guid_; }
 
