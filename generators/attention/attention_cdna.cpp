@@ -254,6 +254,12 @@ struct Emitter {
     for (int r = 0; r < g.d / 2; ++r) b.v_mov(acc.sub(uint8_t(r)), 0);
     b.v_mov(v_m, v_neginf);
     b.v_mov(v_l, 0);
+    Reg lx = v_l; // with truncated P, l sums the weights O used and lx the exact ones
+    const bool have_lx = p.p_rtz && sig.lse;
+    if (have_lx) {
+      lx = b.alloc_v(1, "l_exact");
+      b.v_mov(lx, 0);
+    }
     b.s_mov(s_kb, 0);
     b.s_mov(s_j0, 0);
     b.s_mov(s_negj0, 0);
@@ -332,6 +338,10 @@ struct Emitter {
       b.emit("v_fma_f32", {x, x, s_c, v_nm});
       b.emit("v_exp_f32", {x, x});
     }
+    if (have_lx) { // the exact sum, for the LSE
+      b.emit("v_mul_f32", {lx, lx, v_alpha});
+      for (int r = 0; r < ns; ++r) b.emit("v_add_f32", {lx, lx, sacc.sub(uint8_t(r))});
+    }
     if (p.p_rtz) // truncate first and sum the truncated weights: O stays a weighted mean (no scale bias)
       for (int r = 0; r < ns; ++r) b.emit("v_and_b32", {sacc.sub(uint8_t(r)), int64_t(0xffff0000u), sacc.sub(uint8_t(r))});
     b.emit("v_mul_f32", {v_l, v_l, v_alpha});
@@ -372,6 +382,10 @@ struct Emitter {
     // ---- epilogue: O / l, stored for the real queries; LSE from lanes 0..31
     b.emit("ds_bpermute_b32", {v_t, v_bperm, v_l});
     b.emit("v_add_f32", {v_l, v_l, v_t});
+    if (have_lx) {
+      b.emit("ds_bpermute_b32", {v_t, v_bperm, lx});
+      b.emit("v_add_f32", {lx, lx, v_t});
+    }
     b.emit("v_rcp_f32", {v_alpha, v_l});
     for (int r = 0; r < g.d / 2; ++r) b.emit("v_mul_f32", {acc.sub(uint8_t(r)), v_alpha, acc.sub(uint8_t(r))});
     Reg v_ooff = v_limrel, out = b.alloc_v(2, "out");
@@ -391,7 +405,7 @@ struct Emitter {
     if (sig.lse) {
       b.emit("v_cmp_eq_u32", {vcc(), 0, v_h});
       b.s_and_saveexec_b64(s_save, vcc());
-      b.emit("v_log_f32", {v_t, v_l});
+      b.emit("v_log_f32", {v_t, lx});
       b.emit("v_add_f32", {v_t, v_m, v_t});
       b.emit("v_mul_f32", {v_t, int64_t(0x3f317218), v_t}); // ln 2
       b.emit("v_lshlrev_b32", {v_t2, 2, v_q});
