@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "attention_common.h"
+#include "attention_ptx_backend.h"
 #include "families.h"
 #include "isatune/cdna/printer.h"
 #include "isatune/error.h"
@@ -156,6 +157,25 @@ std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaP
   return {};
 }
 
+std::vector<const AttentionPtxBackend*> attention_ptx_backends() {
+  // FAMILIES: each PTX attention family adds its factory here (stateless, shared across threads).
+  static const std::vector<std::unique_ptr<AttentionPtxBackend>> owned = [] {
+    std::vector<std::unique_ptr<AttentionPtxBackend>> v;
+    v.push_back(make_attention_sm80_backend()); // sm_80 (attention_sm80.cpp)
+    return v;
+  }();
+  std::vector<const AttentionPtxBackend*> out;
+  for (const auto& b : owned) out.push_back(b.get());
+  return out;
+}
+
+const AttentionPtxBackend* attention_ptx_backend(const std::string& isa) {
+  for (const AttentionPtxBackend* b : attention_ptx_backends())
+    for (const auto& t : b->targets())
+      if (t == isa) return b;
+  return nullptr;
+}
+
 } // namespace attention
 
 namespace {
@@ -168,7 +188,12 @@ public:
   std::string description() const override {
     return "flash-attention forward (online softmax, exp2), bf16/f16, GQA, causal, BSHD/BHSD, f32 LSE";
   }
-  std::vector<std::string> targets() const override { return {"gfx942", "gfx950"}; }
+  std::vector<std::string> targets() const override {
+    std::vector<std::string> t{"gfx942", "gfx950"};
+    for (const AttentionPtxBackend* b : attention_ptx_backends())
+      for (const auto& isa : b->targets()) t.push_back(isa);
+    return t;
+  }
 
   std::vector<SignatureField> signature_schema() const override {
     return {{"dtype", {"bf16", "f16"}, "element type of q, k, v and o; f32 accumulation and softmax"},
@@ -190,6 +215,7 @@ public:
   Space space(const std::string& isa, const Signature& sig) const override {
     check_target(isa);
     const AttnSig s = attn_sig(sig);
+    if (is_ptx_isa(isa)) return attention_ptx_backend(isa)->space(isa, s);
     std::vector<Value> waves, bn, mfma, round;
     for (int x : kWaves) waves.push_back(Value::num(x));
     for (int x : kBlockN) bn.push_back(Value::num(x));
@@ -212,6 +238,7 @@ public:
 
   std::vector<std::string> constraint_descriptions(const std::string& isa, const Signature&) const override {
     check_target(isa);
+    if (is_ptx_isa(isa)) return attention_ptx_backend(isa)->constraint_descriptions(isa);
     return {"mfma=32x32x16 only on gfx950 (32x32x8 on both)",
             "p_round=rtz only for dtype=bf16",
             "block_n * head_dim / 8 is a multiple of 64 * waves (each thread loads whole 16-byte K/V chunks)",
@@ -221,6 +248,7 @@ public:
   Generated generate(const std::string& isa, const Signature& sig, const Params& params) const override {
     check_target(isa);
     const AttnSig s = attn_sig(sig);
+    if (is_ptx_isa(isa)) return attention_ptx_backend(isa)->generate(isa, s, params);
     config_of(space(isa, sig), params); // InputError naming a value outside the space
     const CdnaParams p = cdna_params(params);
     if (std::string why = cdna_invalid(isa, s, p); !why.empty())
@@ -282,6 +310,8 @@ public:
     const AttnShape sh = attn_shape(s, problem);
     auto it = scalars.find("scale");
     const double scale = it == scalars.end() ? 1.0 / std::sqrt(double(s.head_dim)) : it->second;
+    if (is_ptx_isa(isa))
+      return {attention_ptx_backend(isa)->launch(isa, s, params, sh, pack_kernargs(s, sh, addresses, scale))};
     const CdnaParams p = cdna_params(params);
     Launch l;
     l.kernel = cdna_kernel_name(s, p);
@@ -354,8 +384,11 @@ public:
 private:
   void check_target(const std::string& isa) const {
     const auto t = targets();
-    if (std::find(t.begin(), t.end(), isa) == t.end())
-      throw InputError("attention does not generate for " + isa + " (targets: gfx942, gfx950)");
+    if (std::find(t.begin(), t.end(), isa) == t.end()) {
+      std::string known;
+      for (const auto& x : t) known += (known.empty() ? "" : ", ") + x;
+      throw InputError("attention does not generate for " + isa + " (targets: " + known + ")");
+    }
   }
 };
 
