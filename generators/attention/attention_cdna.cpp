@@ -1,14 +1,15 @@
 // The CDNA flash-attention forward kernel (gfx942, gfx950; docs/attention.md).
 //
-// Workgroup = (query block, query head, batch); each of its waves owns 32 query rows. Per key block of
+// Workgroup = (query block, query head, batch); each of its waves owns `tile` (32 or 16) query rows. Per key block of
 // block_n keys every thread loads 16-byte chunks of K and V (buffer loads: rows past the buffer read 0), K is
 // stored row-major in LDS and V transposed (Vt[d][j]), then each wave computes
-//   S^T = K Q^T     (32 keys x 32 queries per tile, Q fragments resident in VGPRs),
-// so that lane l holds query l % 32 and 16 of the tile's keys: the row max is a max over 16 registers and one
-// ds_bpermute with lane l ^ 32, and the online softmax's rescale factors are per lane. The scores are scaled by
+//   S^T = K Q^T     (tile keys x tile queries per MFMA tile, Q fragments resident in VGPRs),
+// so that lane l holds query l % tile and tile^2/64 of the tile's keys: the row max is a max over registers
+// and ds_bpermutes with lanes l ^ 32 (and l ^ 16 for 16x16 tiles), and the online softmax's rescale factors
+// are per lane. The scores are scaled by
 // softmax_scale * log2 e (one v_fma) and exponentiated with v_exp_f32 (2^x); P is rounded to the input type
 // (bf16: round-to-nearest-even or truncation) and used as the B operand of
-//   O^T += V^T P^T  (32 dims x 32 queries per tile),
+//   O^T += V^T P^T  (tile dims x tile queries per MFMA tile),
 // whose k layout is exactly the S^T result's register layout (no shuffle). At the end O is divided by the row
 // sum (the two half-waves' partial sums added) and stored masked to the real query rows; LSE = ln 2 * (m + log2 l).
 #include <bit>
@@ -38,10 +39,14 @@ Modifiers offen(int32_t offset = 0) {
 
 // Sizes of one variant, in elements, registers and bytes.
 struct Geometry {
-  int d, bn, kdim, nt, kchunks, kregs, ot, pchunks, threads, nch, rpp, kp, vp, ks_bytes, lds;
+  // tile T; G = 64 / T lane groups; R = T * T / 64 accumulator registers per tile; e = kdim / G elements of an
+  // A/B operand per lane (kregs = e / 2 VGPRs). Lane group hg = lane / T holds k = [hg * e, hg * e + e) of a
+  // chunk and, in an accumulator, rows 4G * (r / 4) + 4 hg + r % 4 of register r.
+  int d, bn, kdim, tile, groups, regs, e, nt, kchunks, kregs, ot, pchunks, threads, nch, rpp, kp, vp, ks_bytes, lds;
   Geometry(const AttnSig& sig, const CdnaParams& p) {
-    d = sig.head_dim, bn = p.block_n, kdim = p.mfma_k;
-    nt = bn / 32, kchunks = d / kdim, kregs = kdim / 4, ot = d / 32, pchunks = bn / kdim;
+    d = sig.head_dim, bn = p.block_n, kdim = p.mfma_k, tile = p.tile;
+    groups = 64 / tile, regs = tile * tile / 64, e = kdim / groups;
+    nt = bn / tile, kchunks = d / kdim, kregs = e / 2, ot = d / tile, pchunks = bn / kdim;
     threads = 64 * p.waves;
     nch = bn * d / 8 / threads; // 16-byte chunks of K (and of V) per thread and block
     rpp = threads / (d / 8);    // key rows one pass of the workgroup loads
@@ -63,8 +68,11 @@ struct Emitter {
         b(parse_target_id(isa_), cdna_kernel_name(sig_, p_), EntryOptions{true, true, true, true, 1}) {}
 
   std::string mfma_name() const {
-    return "v_mfma_f32_32x32x" + std::to_string(g.kdim) + (sig.dtype == DType::bf16 ? "_bf16" : "_f16");
+    const std::string t = std::to_string(g.tile);
+    return "v_mfma_f32_" + t + "x" + t + "x" + std::to_string(g.kdim) + (sig.dtype == DType::bf16 ? "_bf16" : "_f16");
   }
+  // the row (within its tile) of accumulator register r, less the lane group's 4 hg
+  int acc_row(int r) const { return 4 * g.groups * (r / 4) + r % 4; }
 
   // Packs two f32 values into one register of two 16-bit values (lo = a): bf16 by round-to-nearest-even
   // (finite values) or truncation, f16 by v_cvt_f16_f32 (round to nearest).
@@ -158,25 +166,41 @@ struct Emitter {
     const Reg tid = b.workitem_ids();
     Reg v_i = b.alloc_v(1, "i"), v_h = b.alloc_v(1, "h"), v_t = b.alloc_v(1, "t"), v_t2 = b.alloc_v(1, "t2");
     Reg v_q = b.alloc_v(1, "q"), v_bperm = b.alloc_v(1, "bperm"), v_neginf = b.alloc_v(1, "-inf");
-    b.emit("v_and_b32", {v_i, 31, tid});
-    b.emit("v_bfe_u32", {v_h, tid, 5, 1});
+    b.emit("v_and_b32", {v_i, g.tile - 1, tid});
+    b.emit("v_bfe_u32", {v_h, tid, log2i(g.tile), log2i(g.groups)});
     b.emit("v_lshrrev_b32", {v_t, 6, tid});
     b.emit("v_readfirstlane_b32", {s_wave, v_t});
     b.emit("v_and_b32", {v_t, 63, tid});
     b.emit("v_xor_b32", {v_t, 32, v_t});
     b.emit("v_lshlrev_b32", {v_bperm, 2, v_t}); // ds_bpermute address of lane ^ 32
+    Reg v_bperm16;                               // and of lane ^ 16 (16x16 tiles: four lane groups)
+    if (g.groups == 4) {
+      v_bperm16 = b.alloc_v(1, "bperm16");
+      b.emit("v_and_b32", {v_t, 63, tid});
+      b.emit("v_xor_b32", {v_t, 16, v_t});
+      b.emit("v_lshlrev_b32", {v_bperm16, 2, v_t});
+    }
+    // x = op(x, x of the other lane groups holding the same query)
+    auto across_groups = [&](const char* op, Reg x) {
+      b.emit("ds_bpermute_b32", {v_t, v_bperm, x});
+      b.emit(op, {x, x, v_t});
+      if (g.groups == 4) {
+        b.emit("ds_bpermute_b32", {v_t, v_bperm16, x});
+        b.emit(op, {x, x, v_t});
+      }
+    };
     b.v_mov(v_neginf, int64_t(0xff800000u));
-    b.emit("s_mul_i32", {s_q0, s_bm, 32 * p.waves});
-    b.emit("s_lshl_b32", {s_t, s_wave, 5});
+    b.emit("s_mul_i32", {s_q0, s_bm, g.tile * p.waves});
+    b.emit("s_lshl_b32", {s_t, s_wave, log2i(g.tile)});
     b.emit("s_add_u32", {s_q0, s_q0, s_t});
     b.emit("v_add_u32", {v_q, s_q0, v_i});
 
-    // ---- Q fragments: lane (i, h) holds dims [c*kdim + h*kdim/2, +kdim/2) of query q for each chunk c
-    Reg qf = b.alloc_v(uint8_t(g.d / 4), "qf");
+    // ---- Q fragments: lane (i, hg) holds dims [c * kdim + hg * e, + e) of query q for each chunk c
+    Reg qf = b.alloc_v(uint8_t(g.kchunks * g.kregs), "qf");
     {
       Reg v_off = b.alloc_v(1, "qoff");
       b.emit("v_mul_lo_u32", {v_off, v_q, s_qss});
-      b.emit("v_lshlrev_b32", {v_t, log2i(g.kdim), v_h});
+      b.emit("v_lshlrev_b32", {v_t, log2i(2 * g.e), v_h});
       b.emit("v_add_u32", {v_off, v_off, v_t});
       b.v_mov(v_t, int64_t(kOob));
       b.emit("v_cmp_gt_u32", {vcc(), s_sq, v_q});
@@ -187,7 +211,7 @@ struct Emitter {
     }
 
     // ---- key range: blocks [0, nkb) for the workgroup; blocks ending at or below wlim need no mask in this wave
-    const int bm = 32 * p.waves;
+    const int bm = g.tile * p.waves;
     Reg v_limh = b.alloc_v(1, "limh");
     if (sig.causal) {
       b.emit("s_mul_i32", {s_t, s_bm, bm});
@@ -209,7 +233,7 @@ struct Emitter {
     b.emit("s_add_u32", {s_nkb, s_t, g.bn - 1});
     b.emit("s_lshr_b32", {s_nkb, s_nkb, log2i(g.bn)});
     b.emit("v_lshlrev_b32", {v_t, 2, v_h});
-    b.emit("v_sub_u32", {v_limh, v_limh, v_t}); // keys of register r are 4h + (32n + 8(r/4) + r%4)
+    b.emit("v_sub_u32", {v_limh, v_limh, v_t}); // keys of register r are 4 hg + (tile n + acc_row(r))
 
     // ---- cooperative K/V load addresses (the resources move by block_n rows per block)
     const int cpr = g.d / 8;
@@ -233,9 +257,9 @@ struct Emitter {
     b.emit("s_mul_i32", {s_vstep, s_vss, g.rpp});
     b.emit("s_mul_i32", {s_kbstep, s_kss, g.bn});
     b.emit("s_mul_i32", {s_vbstep, s_vss, g.bn});
-    // fragment reads: K row i (tile n adds 32 rows), dims h*kdim/2; Vt row i (tile t adds 32), keys 4h
+    // fragment reads: K row i (tile n adds tile rows), dims hg * e; Vt row i (tile t adds tile), keys 4 hg
     b.emit("v_mul_u32_u24", {v_ksrd, g.kp, v_i});
-    b.emit("v_lshlrev_b32", {v_t, log2i(g.kdim), v_h});
+    b.emit("v_lshlrev_b32", {v_t, log2i(2 * g.e), v_h});
     b.emit("v_add_u32", {v_ksrd, v_ksrd, v_t});
     b.emit("v_mul_u32_u24", {v_vsrd, g.vp, v_i});
     b.emit("v_lshlrev_b32", {v_t, 3, v_h});
@@ -243,15 +267,16 @@ struct Emitter {
     b.emit("v_add_u32", {v_vsrd, g.ks_bytes, v_vsrd});
 
     // ---- state
-    Reg acc = b.alloc_v(uint8_t(g.d / 2), "o");
-    Reg sacc = b.alloc_v(uint8_t(16 * g.nt), "s");
-    Reg pk = b.alloc_v(uint8_t(8 * g.nt), "p");
+    const int nacc = g.ot * g.regs;
+    Reg acc = b.alloc_v(uint8_t(nacc), "o");
+    Reg sacc = b.alloc_v(uint8_t(g.regs * g.nt), "s");
+    Reg pk = b.alloc_v(uint8_t(g.regs * g.nt / 2), "p");
     Reg kf = b.alloc_v(uint8_t(g.kchunks * g.kregs), "kf");
     Reg vf = b.alloc_v(uint8_t(g.pchunks * g.kregs), "vf");
     Reg stage = b.alloc_v(uint8_t(4 * g.nch), "stage");
     Reg v_m = b.alloc_v(1, "m"), v_l = b.alloc_v(1, "l"), v_mx = b.alloc_v(1, "mx"), v_alpha = b.alloc_v(1, "alpha");
     Reg v_nm = b.alloc_v(1, "-m"), v_limrel = b.alloc_v(1, "limrel");
-    for (int r = 0; r < g.d / 2; ++r) b.v_mov(acc.sub(uint8_t(r)), 0);
+    for (int r = 0; r < nacc; ++r) b.v_mov(acc.sub(uint8_t(r)), 0);
     b.v_mov(v_m, v_neginf);
     b.v_mov(v_l, 0);
     Reg lx = v_l; // with truncated P, l sums the weights O used and lx the exact ones
@@ -299,8 +324,9 @@ struct Emitter {
     const std::string mf = mfma_name();
     for (int n = 0; n < g.nt; ++n) {
       for (int c = 0; c < g.kchunks; ++c)
-        b.ds_read(kf.sub(uint8_t(c * g.kregs), uint8_t(g.kregs)), v_ksrd, uint16_t(n * 32 * g.kp + c * g.kdim * 2));
-      Reg sn = sacc.sub(uint8_t(16 * n), 16);
+        b.ds_read(kf.sub(uint8_t(c * g.kregs), uint8_t(g.kregs)), v_ksrd,
+                  uint16_t(n * g.tile * g.kp + c * g.kdim * 2));
+      Reg sn = sacc.sub(uint8_t(g.regs * n), uint8_t(g.regs));
       for (int c = 0; c < g.kchunks; ++c) {
         Reg kc = kf.sub(uint8_t(c * g.kregs), uint8_t(g.kregs)), qc = qf.sub(uint8_t(c * g.kregs), uint8_t(g.kregs));
         if (c == 0)
@@ -315,18 +341,17 @@ struct Emitter {
     b.s_cbranch("scc1", nomask);
     b.emit("v_add_u32", {v_limrel, s_negj0, v_limh});
     for (int n = 0; n < g.nt; ++n)
-      for (int r = 0; r < 16; ++r) {
-        Reg x = sacc.sub(uint8_t(16 * n + r));
-        b.emit("v_cmp_lt_i32", {vcc(), 32 * n + 8 * (r / 4) + r % 4, v_limrel});
+      for (int r = 0; r < g.regs; ++r) {
+        Reg x = sacc.sub(uint8_t(g.regs * n + r));
+        b.emit("v_cmp_lt_i32", {vcc(), g.tile * n + acc_row(r), v_limrel});
         b.emit("v_cndmask_b32", {x, v_neginf, x, vcc()});
       }
     b.bind(nomask);
     // online softmax in log2 units of the scaled scores
-    const int ns = 16 * g.nt;
+    const int ns = g.regs * g.nt;
     b.emit("v_max_f32", {v_mx, sacc.sub(0), sacc.sub(1)});
     for (int r = 2; r < ns; r += 2) b.emit("v_max3_f32", {v_mx, v_mx, sacc.sub(uint8_t(r)), sacc.sub(uint8_t(r + 1))});
-    b.emit("ds_bpermute_b32", {v_t, v_bperm, v_mx});
-    b.emit("v_max_f32", {v_mx, v_mx, v_t});
+    across_groups("v_max_f32", v_mx);
     b.emit("v_mul_f32", {v_mx, s_c, v_mx});
     b.emit("v_max_f32", {v_mx, v_m, v_mx});  // m_new (finite: key 0 is visible to every query)
     b.emit("v_sub_f32", {v_t, v_m, v_mx});
@@ -346,22 +371,19 @@ struct Emitter {
       for (int r = 0; r < ns; ++r) b.emit("v_and_b32", {sacc.sub(uint8_t(r)), int64_t(0xffff0000u), sacc.sub(uint8_t(r))});
     b.emit("v_mul_f32", {v_l, v_l, v_alpha});
     for (int r = 0; r < ns; ++r) b.emit("v_add_f32", {v_l, v_l, sacc.sub(uint8_t(r))});
-    for (int r = 0; r < g.d / 2; ++r) b.emit("v_mul_f32", {acc.sub(uint8_t(r)), v_alpha, acc.sub(uint8_t(r))});
+    for (int r = 0; r < nacc; ++r) b.emit("v_mul_f32", {acc.sub(uint8_t(r)), v_alpha, acc.sub(uint8_t(r))});
     for (int w = 0; w < ns / 2; ++w)
       pack(pk.sub(uint8_t(w)), sacc.sub(uint8_t(2 * w)), sacc.sub(uint8_t(2 * w + 1)), p.p_rtz, v_t, v_t2, s_7fff,
            s_sel_hi, s_sel_lo);
     // O^T += V^T P^T
     for (int t = 0; t < g.ot; ++t) {
-      for (int c = 0; c < g.pchunks; ++c) {
-        const int base = t * 32 * g.vp + c * g.kdim * 2;
-        if (g.kdim == 8) {
-          b.ds_read(vf.sub(uint8_t(2 * c), 2), v_vsrd, uint16_t(base));
-        } else {
-          b.ds_read(vf.sub(uint8_t(4 * c), 2), v_vsrd, uint16_t(base));
-          b.ds_read(vf.sub(uint8_t(4 * c + 2), 2), v_vsrd, uint16_t(base + 16));
+      // chunk c's k slots are P registers [c e, c e + e) = S registers whose keys the quads give
+      for (int c = 0; c < g.pchunks; ++c)
+        for (int q = 0; q < g.e / 4; ++q) {
+          const int f = c * g.e + 4 * q, key = (f / g.regs) * g.tile + acc_row(f % g.regs);
+          b.ds_read(vf.sub(uint8_t(c * g.kregs + 2 * q), 2), v_vsrd, uint16_t(t * g.tile * g.vp + key * 2));
         }
-      }
-      Reg ot = acc.sub(uint8_t(16 * t), 16);
+      Reg ot = acc.sub(uint8_t(g.regs * t), uint8_t(g.regs));
       for (int c = 0; c < g.pchunks; ++c)
         b.mfma(mf, ot, vf.sub(uint8_t(c * g.kregs), uint8_t(g.kregs)), pk.sub(uint8_t(c * g.kregs), uint8_t(g.kregs)),
                ot);
@@ -380,14 +402,12 @@ struct Emitter {
     b.bind(done);
 
     // ---- epilogue: O / l, stored for the real queries; LSE from lanes 0..31
-    b.emit("ds_bpermute_b32", {v_t, v_bperm, v_l});
-    b.emit("v_add_f32", {v_l, v_l, v_t});
+    across_groups("v_add_f32", v_l);
     if (have_lx) {
-      b.emit("ds_bpermute_b32", {v_t, v_bperm, lx});
-      b.emit("v_add_f32", {lx, lx, v_t});
+      across_groups("v_add_f32", lx);
     }
     b.emit("v_rcp_f32", {v_alpha, v_l});
-    for (int r = 0; r < g.d / 2; ++r) b.emit("v_mul_f32", {acc.sub(uint8_t(r)), v_alpha, acc.sub(uint8_t(r))});
+    for (int r = 0; r < nacc; ++r) b.emit("v_mul_f32", {acc.sub(uint8_t(r)), v_alpha, acc.sub(uint8_t(r))});
     Reg v_ooff = v_limrel, out = b.alloc_v(2, "out");
     b.emit("v_mul_lo_u32", {v_ooff, v_q, s_oss});
     b.emit("v_lshlrev_b32", {v_t, 3, v_h});
@@ -395,12 +415,12 @@ struct Emitter {
     b.emit("v_cmp_gt_u32", {vcc(), s_sq, v_q});
     b.s_and_saveexec_b64(s_save, vcc());
     for (int t = 0; t < g.ot; ++t)
-      for (int q4 = 0; q4 < 4; ++q4) {
-        const int r0 = 16 * t + 4 * q4;
+      for (int q4 = 0; q4 < g.regs / 4; ++q4) {
+        const int r0 = g.regs * t + 4 * q4;
         pack(out.sub(0), acc.sub(uint8_t(r0)), acc.sub(uint8_t(r0 + 1)), false, v_t, v_t2, s_7fff, s_sel_hi, s_sel_lo);
         pack(out.sub(1), acc.sub(uint8_t(r0 + 2)), acc.sub(uint8_t(r0 + 3)), false, v_t, v_t2, s_7fff, s_sel_hi,
              s_sel_lo);
-        b.buffer_store(out, v_ooff, rs[3], 0, offen(64 * t + 16 * q4));
+        b.buffer_store(out, v_ooff, rs[3], 0, offen(2 * (t * g.tile + acc_row(4 * q4))));
       }
     if (sig.lse) {
       b.emit("v_cmp_eq_u32", {vcc(), 0, v_h});
@@ -422,7 +442,8 @@ struct Emitter {
 
 int cdna_vgpr_estimate(const AttnSig& sig, const CdnaParams& p) {
   const Geometry g(sig, p);
-  return 1 + kFixedVgprs + g.d / 4 + g.d / 2 + 24 * g.nt + g.kchunks * g.kregs + g.pchunks * g.kregs + 4 * g.nch + 2;
+  return 1 + kFixedVgprs + (g.groups == 4) + 2 * g.kchunks * g.kregs + g.ot * g.regs + g.regs * g.nt * 3 / 2 +
+         g.pchunks * g.kregs + 4 * g.nch + 2;
 }
 
 cdna::Kernel emit_cdna_kernel(const std::string& isa, const AttnSig& sig, const CdnaParams& p) {

@@ -51,14 +51,17 @@ constexpr uint32_t kKernargBytes = kScaleOffset + 4;
 std::vector<uint8_t> pack_kernargs(const AttnSig& sig, const AttnShape& s, std::span<const uint64_t> addresses,
                                    double scale);
 
-// One point of the CDNA space. Each wave owns one 32-row query tile (block_m = 32 * waves); S^T = K Q^T and
-// O^T = V^T P^T run on 32x32 MFMAs so that each lane holds one query's scores and outputs.
+// One point of the CDNA space. Each wave owns one query tile of `tile` rows (block_m = tile * waves); S^T = K Q^T
+// and O^T = V^T P^T run on tile x tile MFMAs so that each lane holds one query's scores and outputs.
 struct CdnaParams {
   int waves = 4;      // waves per workgroup
-  int block_n = 32;   // keys per iteration (32 or 64: one or two S tiles)
-  int mfma_k = 8;     // 8: v_mfma_f32_32x32x8 (gfx942, gfx950); 16: v_mfma_f32_32x32x16 (gfx950)
+  int block_n = 32;   // keys per iteration (32 or 64)
+  int tile = 32;      // MFMA M = N: 32 (32x32xK) or 16 (16x16xK)
+  int mfma_k = 8;     // 32x32x8, 16x16x16 (gfx942, gfx950); 32x32x16, 16x16x32 (gfx950)
   bool p_rtz = false; // P f32 -> bf16 by truncation (toward zero) instead of round-to-nearest-even
 };
+// "32x32x8" -> tile 32, k 8 (InputError for another name)
+void mfma_shape(const std::string& name, int& tile, int& k);
 CdnaParams cdna_params(const Params& params);
 // The rules of the space (cooperative K/V loads, VGPR budget); empty when valid, else the rule broken.
 std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaParams& p);

@@ -16,7 +16,7 @@ namespace attention {
 namespace {
 
 const std::vector<int> kWaves{1, 2, 4, 8}, kBlockN{32, 64};
-const std::vector<std::string> kMfma{"32x32x8", "32x32x16"}, kRound{"rtne", "rtz"};
+const std::vector<std::string> kMfma{"32x32x8", "32x32x16", "16x16x16", "16x16x32"}, kRound{"rtne", "rtz"};
 
 std::string field(const Signature& sig, const char* name, const char* def) {
   auto it = sig.find(name);
@@ -128,12 +128,19 @@ std::vector<uint8_t> pack_kernargs(const AttnSig& sig, const AttnShape& s, std::
   return w.bytes();
 }
 
+void mfma_shape(const std::string& name, int& tile, int& k) {
+  if (name == "32x32x8") tile = 32, k = 8;
+  else if (name == "32x32x16") tile = 32, k = 16;
+  else if (name == "16x16x16") tile = 16, k = 16;
+  else if (name == "16x16x32") tile = 16, k = 32;
+  else throw InputError("attention: mfma=" + name + " is not a shape (32x32x8, 32x32x16, 16x16x16, 16x16x32)");
+}
+
 CdnaParams cdna_params(const Params& params) {
   CdnaParams p;
   p.waves = int(param_int(params, "waves"));
   p.block_n = int(param_int(params, "block_n"));
-  const std::string m = param_str(params, "mfma");
-  p.mfma_k = m == "32x32x16" ? 16 : 8;
+  mfma_shape(param_str(params, "mfma"), p.tile, p.mfma_k);
   p.p_rtz = param_str(params, "p_round") == "rtz";
   return p;
 }
@@ -141,12 +148,13 @@ CdnaParams cdna_params(const Params& params) {
 std::string cdna_kernel_name(const AttnSig& sig, const CdnaParams& p) {
   return "attn_fwd_" + std::string(to_string(sig.dtype)) + "_d" + std::to_string(sig.head_dim) +
          (sig.causal ? "_causal" : "") + (sig.lse ? "_lse" : "") + "_w" + std::to_string(p.waves) + "_n" +
-         std::to_string(p.block_n) + "_k" + std::to_string(p.mfma_k) + (p.p_rtz ? "_rtz" : "_rtne");
+         std::to_string(p.block_n) + "_m" + std::to_string(p.tile) + "x" + std::to_string(p.mfma_k) +
+         (p.p_rtz ? "_rtz" : "_rtne");
 }
 
 std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaParams& p) {
-  if (p.mfma_k == 16 && isa != "gfx950")
-    return "mfma=32x32x16 needs gfx950";
+  if (p.mfma_k * p.tile == 512 && isa != "gfx950")
+    return "mfma=32x32x16 and 16x16x32 need gfx950";
   if (p.p_rtz && sig.dtype != DType::bf16)
     return "p_round=rtz is for bf16 (f16 P is rounded to nearest)";
   const int threads = 64 * p.waves;
@@ -229,7 +237,7 @@ public:
       CdnaParams p;
       p.waves = kWaves[cfg[0]];
       p.block_n = kBlockN[cfg[1]];
-      p.mfma_k = cfg[2] == 1 ? 16 : 8;
+      mfma_shape(kMfma[cfg[2]], p.tile, p.mfma_k);
       p.p_rtz = cfg[3] == 1;
       return cdna_invalid(isa, s, p).empty();
     };
@@ -239,7 +247,7 @@ public:
   std::vector<std::string> constraint_descriptions(const std::string& isa, const Signature&) const override {
     check_target(isa);
     if (is_ptx_isa(isa)) return attention_ptx_backend(isa)->constraint_descriptions(isa);
-    return {"mfma=32x32x16 only on gfx950 (32x32x8 on both)",
+    return {"mfma=32x32x16 and 16x16x32 only on gfx950 (32x32x8 and 16x16x16 on both)",
             "p_round=rtz only for dtype=bf16",
             "block_n * head_dim / 8 is a multiple of 64 * waves (each thread loads whole 16-byte K/V chunks)",
             "estimated VGPRs (Q and O fragments, S and P tiles, K/V fragments, staging) at most 256"};
@@ -315,7 +323,7 @@ public:
     const CdnaParams p = cdna_params(params);
     Launch l;
     l.kernel = cdna_kernel_name(s, p);
-    const int64_t bm = 32 * p.waves;
+    const int64_t bm = int64_t(p.tile) * p.waves;
     l.grid.x = uint32_t((sh.sq + bm - 1) / bm);
     l.grid.y = uint32_t(sh.hq);
     l.grid.z = uint32_t(sh.b);

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "attention_run.h"
 #include "emu_run.h"
@@ -48,6 +49,7 @@ void sweep(const std::string& isa, int default_points) {
   std::mt19937_64 rng(0xa77e + uint64_t(isa.back()));
   double worst_o[2] = {}, worst_lse = 0;
   int failures = 0, causal = 0, gqa = 0;
+  std::map<std::string, int> shapes; // points per MFMA shape
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < points; ++i) {
     const gen::Signature full = gen::parse_signature(attn(), std::vector<std::string>{gen::format(sigs[rng() % sigs.size()])});
@@ -55,6 +57,7 @@ void sweep(const std::string& isa, int default_points) {
     ASSERT_GT(space.size(), 0u);
     const gen::Params params = gen::params_of(space, space.valid_config(rng() % space.size()));
     const bool is_causal = full.at("mask") == "causal";
+    ++shapes[gen::param_str(params, "mfma")];
     const int64_t hkv = 1 + int64_t(rng() % 3), group = 1 + int64_t(rng() % 3);
     const int64_t sq = 1 + int64_t(rng() % (i % 5 == 0 ? 8 : 96));
     const int64_t sk = is_causal ? sq + int64_t(rng() % 40) : 1 + int64_t(rng() % (i % 7 == 0 ? 5 : 130));
@@ -80,9 +83,14 @@ void sweep(const std::string& isa, int default_points) {
     if (bad && failures > 5) FAIL() << "too many failures";
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("[attention sweep %s] %d points (%d causal, %d GQA/MQA), max o error f16 %.3g bf16 %.3g, "
+  std::string per_shape;
+  for (const auto& [k, n] : shapes) per_shape += " " + k + ":" + std::to_string(n);
+  std::printf("[attention sweep %s] %d points (%d causal, %d GQA/MQA; mfma%s), max o error f16 %.3g bf16 %.3g, "
               "max lse error %.3g, %.1f s\n",
-              isa.c_str(), points, causal, gqa, worst_o[0], worst_o[1], worst_lse, secs);
+              isa.c_str(), points, causal, gqa, per_shape.c_str(), worst_o[0], worst_o[1], worst_lse, secs);
+  if (points >= 40) { // every shape of the target is exercised
+    EXPECT_EQ(shapes.size(), isa == "gfx950" ? 4u : 2u);
+  }
 }
 
 gen::Signature sig_of(const std::string& words) {
@@ -123,12 +131,13 @@ TEST(Attention, SpaceConstraints) {
   EXPECT_GT(s942.size(), 0u);
   for (size_t i = 0; i < s942.size(); ++i) {
     const gen::Params p = gen::params_of(s942, s942.valid_config(i));
-    EXPECT_EQ(gen::param_str(p, "mfma"), "32x32x8");  // 32x32x16 is gfx950's
+    const std::string mfma = gen::param_str(p, "mfma"); // 32x32x16 and 16x16x32 are gfx950's
+    EXPECT_TRUE(mfma == "32x32x8" || mfma == "16x16x16") << mfma;
     EXPECT_EQ(gen::param_str(p, "p_round"), "rtne"); // rtz is for bf16
   }
-  bool k16 = false;
-  for (size_t i = 0; i < s950.size(); ++i) k16 |= gen::param_str(gen::params_of(s950, s950.valid_config(i)), "mfma") == "32x32x16";
-  EXPECT_TRUE(k16);
+  std::set<std::string> shapes;
+  for (size_t i = 0; i < s950.size(); ++i) shapes.insert(gen::param_str(gen::params_of(s950, s950.valid_config(i)), "mfma"));
+  EXPECT_EQ(shapes.size(), 4u);
   EXPECT_THROW(attn().generate("gfx942", sig_of(""), {{"waves", gen::Value::num(4)}, {"block_n", gen::Value::num(32)},
                                                      {"mfma", gen::Value::str("32x32x16")},
                                                      {"p_round", gen::Value::str("rtne")}}),
