@@ -16,13 +16,15 @@ points = [("gfx942", "waves=4,block_n=32,mfma=32x32x8,p_round=rtne"),
           ("gfx942", "waves=4,block_n=64,mfma=32x32x8,p_round=rtne"),
           ("gfx942", "waves=4,block_n=64,mfma=32x32x8,p_round=rtz"),
           ("gfx942", "waves=8,block_n=64,mfma=32x32x8,p_round=rtz"),
+          ("gfx942", "waves=8,block_n=64,mfma=16x16x16,p_round=rtne"),
           ("gfx950", "waves=4,block_n=64,mfma=32x32x16,p_round=rtne"),
-          ("gfx950", "waves=8,block_n=64,mfma=32x32x16,p_round=rtne")]
+          ("gfx950", "waves=8,block_n=64,mfma=32x32x16,p_round=rtne"),
+          ("gfx950", "waves=8,block_n=64,mfma=16x16x32,p_round=rtne")]
 print("| target | params | one workgroup (emulated ms) | VGPRs | LDS B | waves/SIMD | workgroups | modelled ms | modelled TFLOP/s |")
 print("|---|---|---|---|---|---|---|---|---|")
 for isa, params in points:
     waves = int(params.split("waves=")[1].split(",")[0])
-    bm = 32 * waves
+    bm = int(params.split("mfma=")[1].split("x")[0]) * waves
     out = subprocess.run([isatune, "run", "attention", "--target", isa, "--sig", f"dtype=bf16,head_dim={D}",
                           "--param", params, "--problem", f"B=1,Hq=1,Sq={bm},Sk={S}", "--json", "--threads", "1"],
                          capture_output=True, text=True, check=True).stdout

@@ -322,6 +322,7 @@ struct Emitter {
 
     // S^T = K Q^T, one 32x32 tile per 32 keys
     const std::string mf = mfma_name();
+    if (p.mfma_prio) b.emit("s_setprio", {1});
     for (int n = 0; n < g.nt; ++n) {
       for (int c = 0; c < g.kchunks; ++c)
         b.ds_read(kf.sub(uint8_t(c * g.kregs), uint8_t(g.kregs)), v_ksrd,
@@ -335,6 +336,7 @@ struct Emitter {
           b.mfma(mf, sn, kc, qc, sn);
       }
     }
+    if (p.mfma_prio) b.emit("s_setprio", {0});
     // mask keys at or past this lane's limit (ragged tail, causal), only where the block reaches it
     b.emit("s_add_u32", {s_t, s_j0, g.bn});
     b.emit("s_cmp_le_u32", {s_t, s_wlim});
@@ -376,6 +378,7 @@ struct Emitter {
       pack(pk.sub(uint8_t(w)), sacc.sub(uint8_t(2 * w)), sacc.sub(uint8_t(2 * w + 1)), p.p_rtz, v_t, v_t2, s_7fff,
            s_sel_hi, s_sel_lo);
     // O^T += V^T P^T
+    if (p.mfma_prio) b.emit("s_setprio", {1});
     for (int t = 0; t < g.ot; ++t) {
       // chunk c's k slots are P registers [c e, c e + e) = S registers whose keys the quads give
       for (int c = 0; c < g.pchunks; ++c)
@@ -388,6 +391,7 @@ struct Emitter {
         b.mfma(mf, ot, vf.sub(uint8_t(c * g.kregs), uint8_t(g.kregs)), pk.sub(uint8_t(c * g.kregs), uint8_t(g.kregs)),
                ot);
     }
+    if (p.mfma_prio) b.emit("s_setprio", {0});
     // next block
     for (auto [r, step] : {std::pair{rs[1], s_kbstep}, std::pair{rs[2], s_vbstep}}) {
       b.emit("s_add_u32", {r.sub(0), r.sub(0), step});

@@ -59,6 +59,7 @@ struct CdnaParams {
   int tile = 32;      // MFMA M = N: 32 (32x32xK) or 16 (16x16xK)
   int mfma_k = 8;     // 32x32x8, 16x16x16 (gfx942, gfx950); 32x32x16, 16x16x32 (gfx950)
   bool p_rtz = false; // P f32 -> bf16 by truncation (toward zero) instead of round-to-nearest-even
+  bool mfma_prio = false; // s_setprio 1 around the MFMA clusters (so a co-resident wave's softmax yields)
 };
 // "32x32x8" -> tile 32, k 8 (InputError for another name)
 void mfma_shape(const std::string& name, int& tile, int& k);

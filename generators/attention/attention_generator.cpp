@@ -142,6 +142,7 @@ CdnaParams cdna_params(const Params& params) {
   p.block_n = int(param_int(params, "block_n"));
   mfma_shape(param_str(params, "mfma"), p.tile, p.mfma_k);
   p.p_rtz = param_str(params, "p_round") == "rtz";
+  p.mfma_prio = param_int(params, "mfma_prio") == 1;
   return p;
 }
 
@@ -149,7 +150,8 @@ std::string cdna_kernel_name(const AttnSig& sig, const CdnaParams& p) {
   return "attn_fwd_" + std::string(to_string(sig.dtype)) + "_d" + std::to_string(sig.head_dim) +
          (sig.causal ? "_causal" : "") + (sig.lse ? "_lse" : "") + "_w" + std::to_string(p.waves) + "_n" +
          std::to_string(p.block_n) + "_m" + std::to_string(p.tile) + "x" + std::to_string(p.mfma_k) +
-         (p.p_rtz ? "_rtz" : "_rtne");
+         (p.p_rtz ? "_rtz" : "_rtne") +
+         (p.mfma_prio ? "_prio" : "");
 }
 
 std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaParams& p) {
@@ -232,13 +234,15 @@ public:
     std::vector<Parameter> ps{{"waves", waves, true},
                               {"block_n", bn, true},
                               {"mfma", mfma, false},
-                              {"p_round", round, false}};
+                              {"p_round", round, false},
+                              {"mfma_prio", {Value::num(0), Value::num(1)}, false}};
     Constraint c = [isa, s](const Config& cfg) {
       CdnaParams p;
       p.waves = kWaves[cfg[0]];
       p.block_n = kBlockN[cfg[1]];
       mfma_shape(kMfma[cfg[2]], p.tile, p.mfma_k);
       p.p_rtz = cfg[3] == 1;
+      p.mfma_prio = cfg[4] == 1;
       return cdna_invalid(isa, s, p).empty();
     };
     return Space(std::move(ps), {c});
