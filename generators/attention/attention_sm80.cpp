@@ -47,11 +47,14 @@ int sm80_register_estimate(const AttnSig& sig, const Sm80Params& p) {
   return sig.head_dim / 4 + sig.head_dim / 2 + p.block_n / 2 + p.block_n / 4 + 48;
 }
 
-std::string sm80_invalid(const AttnSig& sig, const Sm80Params& p) {
+// ptxas 13.0 keeps all of a block's V gathers in flight: on sm_80 head_dim 128 with 64 keys took 255 registers
+// and spilled 24-28 bytes (128 x 32 and 64 x 64 fit in 255 and 240); on sm_90 128 x 32 already spills 8 bytes.
+int sm80_block_limit(const std::string& isa) { return isa == "sm_80" ? 4096 : 2048; }
+
+std::string sm80_invalid(const std::string& isa, const AttnSig& sig, const Sm80Params& p) {
   if (sm80_register_estimate(sig, p) > 232) return "estimated registers per thread above 232";
-  // ptxas 13.0 keeps all of a block's V gathers in flight: head_dim 128 with 64 keys took 255 registers and
-  // spilled 24-28 bytes; 128 x 32 and 64 x 64 fit in 255 and 240 without spills
-  if (p.block_n * sig.head_dim > 4096) return "block_n * head_dim above 4096 (ptxas spills)";
+  if (p.block_n * sig.head_dim > sm80_block_limit(isa))
+    return "block_n * head_dim above " + std::to_string(sm80_block_limit(isa)) + " on " + isa + " (ptxas spills)";
   return {};
 }
 
@@ -351,28 +354,29 @@ void Emitter::run() {
 
 class Sm80Backend : public AttentionPtxBackend {
 public:
-  std::vector<std::string> targets() const override { return {"sm_80"}; }
+  std::vector<std::string> targets() const override { return {"sm_80", "sm_90"}; } // sm_90: the portable path
 
-  Space space(const std::string&, const AttnSig& sig) const override {
+  Space space(const std::string& isa, const AttnSig& sig) const override {
     std::vector<Value> w, n;
     for (int x : kWarps) w.push_back(Value::num(x));
     for (int x : kBlockN) n.push_back(Value::num(x));
-    Constraint ok = [sig](const Config& cfg) {
-      return sm80_invalid(sig, {kWarps[cfg[0]], kBlockN[cfg[1]]}).empty();
+    Constraint ok = [isa, sig](const Config& cfg) {
+      return sm80_invalid(isa, sig, {kWarps[cfg[0]], kBlockN[cfg[1]]}).empty();
     };
     return Space({{"warps", w, true}, {"block_n", n, true}}, {ok});
   }
 
-  std::vector<std::string> constraint_descriptions(const std::string&) const override {
+  std::vector<std::string> constraint_descriptions(const std::string& isa) const override {
     return {"estimated registers per thread (Q fragments d/4, O d/2, S block_n/2, P block_n/4, 48 more) at "
             "most 232",
-            "block_n * head_dim at most 4096 (beyond it ptxas 13 spills: the V gathers of a block stay in flight)"};
+            "block_n * head_dim at most " + std::to_string(sm80_block_limit(isa)) +
+                " (beyond it ptxas 13 spills: the V gathers of a block stay in flight)"};
   }
 
   Generated generate(const std::string& isa, const AttnSig& sig, const Params& params) const override {
     config_of(space(isa, sig), params); // InputError naming a value outside the space
     const Sm80Params p = sm80_params(params);
-    if (std::string why = sm80_invalid(sig, p); !why.empty())
+    if (std::string why = sm80_invalid(isa, sig, p); !why.empty())
       throw InputError("attention: " + format(params) + " breaks a constraint: " + why);
     ptx::Module mod(isa);
     ptx::Kernel& k = mod.add_kernel(sm80_kernel_name(sig, p));
