@@ -139,7 +139,8 @@ struct Emitter {
     Reg s_nkb = b.alloc_s(1), s_wlim = b.alloc_s(1), s_kb = b.alloc_s(1), s_j0 = b.alloc_s(1), s_negj0 = b.alloc_s(1);
     Reg s_kstep = b.alloc_s(1), s_vstep = b.alloc_s(1), s_kbstep = b.alloc_s(1), s_vbstep = b.alloc_s(1);
     Reg s_7fff = b.alloc_s(1), s_sel_hi = b.alloc_s(1), s_sel_lo = b.alloc_s(1), s_save = b.alloc_s(2);
-    const Reg s_bm = b.workgroup_id(0), s_h = b.workgroup_id(1), s_b = b.workgroup_id(2);
+    const Reg s_h = b.workgroup_id(1), s_b = b.workgroup_id(2);
+    Reg s_bm = b.workgroup_id(0);
     b.s_mov(s_7fff, int64_t(0x7fff));
     b.s_mov(s_sel_hi, int64_t(0x07060302));
     b.s_mov(s_sel_lo, int64_t(0x05040100));
@@ -154,6 +155,14 @@ struct Emitter {
       b.emit("s_sub_u32", {r.sub(2), r.sub(2), s_t});
     };
     b.s_waitcnt(std::nullopt, 0);
+    if (sig.causal) { // longest first: the last query blocks see the most keys, so they are dispatched first
+      Reg s_rev = b.alloc_s(1, "bm");
+      b.emit("s_add_u32", {s_t, s_sq, g.tile * p.waves - 1});
+      b.emit("s_lshr_b32", {s_t, s_t, log2i(g.tile * p.waves)});
+      b.emit("s_sub_u32", {s_t, s_t, 1});
+      b.emit("s_sub_u32", {s_rev, s_t, s_bm}); // blocks - 1 - workgroup id x
+      s_bm = s_rev;
+    }
     b.emit("s_lshl_b32", {s_t, s_h, 1});
     b.emit("s_mul_hi_u32", {s_hkv, s_t, s_magic}); // h / (Hq / Hkv)
     rebase(rs[0], s_h, s_qsb, s_qsh);

@@ -134,6 +134,13 @@ void Emitter::run() {
   k_.mov_sreg(bm, ptx::SpecialReg::ctaid_x);
   k_.mov_sreg(h, ptx::SpecialReg::ctaid_y);
   k_.mov_sreg(b, ptx::SpecialReg::ctaid_z);
+  if (s_.causal) { // longest first: the last query blocks see the most keys, so they are dispatched first
+    Reg nb = r32();
+    k_.add(Type::u32, nb, sq, 16 * p_.warps - 1);
+    k_.binary("shr", Type::u32, nb, nb, 4 + (p_.warps == 1 ? 0 : p_.warps == 2 ? 1 : p_.warps == 4 ? 2 : 3));
+    k_.sub(Type::u32, nb, nb, 1);
+    k_.sub(Type::u32, bm, nb, bm);
+  }
   k_.binary("and", Type::b32, lane, tid, 31);
   k_.binary("shr", Type::u32, warp, tid, 5);
   k_.binary("shr", Type::u32, g, lane, 2);
