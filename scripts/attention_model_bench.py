@@ -20,7 +20,8 @@ points = [("gfx942", "waves=4,block_n=32,mfma=32x32x8,p_round=rtne"),
           ("gfx950", "waves=4,block_n=64,mfma=32x32x16,p_round=rtne"),
           ("gfx950", "waves=8,block_n=64,mfma=32x32x16,p_round=rtne"),
           ("gfx950", "waves=8,block_n=64,mfma=16x16x32,p_round=rtne")]
-print("| target | params | one workgroup (emulated ms) | VGPRs | LDS B | waves/SIMD | workgroups | modelled ms | modelled TFLOP/s |")
+print("| target | params | one workgroup (emulated ms) | VGPRs | LDS B | waves/SIMD | workgroups | modelled ms "
+      "| modelled TFLOP/s |")
 print("|---|---|---|---|---|---|---|---|---|")
 for isa, params in points:
     waves = int(params.split("waves=")[1].split(",")[0])

@@ -39,26 +39,49 @@ AttnShape attn_shape(const AttnSig& sig, const Problem& problem);
 // Kernel arguments, common to every back end: 5 pointers (q, k, v, o, lse; lse 0 when absent), then u32
 // values in this order, then f32 scale_log2 (softmax scale times log2 e).
 enum ArgIndex : int {
-  kSq, kSk, kGroupMagic, kQsb, kQss, kQsh, kKsb, kKss, kKsh, kVsb, kVss, kVsh, kOsb, kOss, kOsh, kLsb, kLsh,
-  kNrecQ, kNrecK, kNrecV, kNrecO, kNrecL, kNumU32
+  kSq,
+  kSk,
+  kGroupMagic,
+  kQsb,
+  kQss,
+  kQsh,
+  kKsb,
+  kKss,
+  kKsh,
+  kVsb,
+  kVss,
+  kVsh,
+  kOsb,
+  kOss,
+  kOsh,
+  kLsb,
+  kLsh,
+  kNrecQ,
+  kNrecK,
+  kNrecV,
+  kNrecO,
+  kNrecL,
+  kNumU32
 };
 constexpr uint32_t kPtrBytes = 5 * 8;
-constexpr uint32_t u32_arg_offset(int i) { return kPtrBytes + 4u * uint32_t(i); }
+constexpr uint32_t u32_arg_offset(int i) {
+  return kPtrBytes + 4u * uint32_t(i);
+}
 constexpr uint32_t kScaleOffset = kPtrBytes + 4u * kNumU32;
 constexpr uint32_t kKernargBytes = kScaleOffset + 4;
 // Strides are in bytes, nrec = bytes of each buffer; group_magic = ceil(2^31 / (Hq / Hkv)), so that
 // hkv = mulhi(2 h, magic) for every h < Hq < 2^15.
-std::vector<uint8_t> pack_kernargs(const AttnSig& sig, const AttnShape& s, std::span<const uint64_t> addresses,
-                                   double scale);
+std::vector<uint8_t> pack_kernargs(const AttnSig& sig, const AttnShape& s,
+                                   std::span<const uint64_t> addresses, double scale);
 
-// One point of the CDNA space. Each wave owns one query tile of `tile` rows (block_m = tile * waves); S^T = K Q^T
-// and O^T = V^T P^T run on tile x tile MFMAs so that each lane holds one query's scores and outputs.
+// One point of the CDNA space. Each wave owns one query tile of `tile` rows (block_m = tile * waves); S^T = K
+// Q^T and O^T = V^T P^T run on tile x tile MFMAs so that each lane holds one query's scores and outputs.
 struct CdnaParams {
-  int waves = 4;      // waves per workgroup
-  int block_n = 32;   // keys per iteration (32 or 64)
-  int tile = 32;      // MFMA M = N: 32 (32x32xK) or 16 (16x16xK)
-  int mfma_k = 8;     // 32x32x8, 16x16x16 (gfx942, gfx950); 32x32x16, 16x16x32 (gfx950)
-  bool p_rtz = false; // P f32 -> bf16 by truncation (toward zero) instead of round-to-nearest-even
+  int waves = 4;          // waves per workgroup
+  int block_n = 32;       // keys per iteration (32 or 64)
+  int tile = 32;          // MFMA M = N: 32 (32x32xK) or 16 (16x16xK)
+  int mfma_k = 8;         // 32x32x8, 16x16x16 (gfx942, gfx950); 32x32x16, 16x16x32 (gfx950)
+  bool p_rtz = false;     // P f32 -> bf16 by truncation (toward zero) instead of round-to-nearest-even
   bool mfma_prio = false; // s_setprio 1 around the MFMA clusters (so a co-resident wave's softmax yields)
 };
 // "32x32x8" -> tile 32, k 8 (InputError for another name)

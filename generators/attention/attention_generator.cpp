@@ -1,5 +1,6 @@
-// The flash-attention forward generator (docs/attention.md): one signature, problem, buffers, scalars, float64
-// reference and estimate for every target; the kernels per ISA family (attention_cdna.cpp for gfx942/gfx950).
+// The flash-attention forward generator (docs/attention.md): one signature, problem, buffers, scalars,
+// float64 reference and estimate for every target; the kernels per ISA family (attention_cdna.cpp for
+// gfx942/gfx950).
 #include <algorithm>
 #include <cmath>
 
@@ -63,23 +64,28 @@ AttnShape attn_shape(const AttnSig& sig, const Problem& problem) {
   s.b = get(problem, "B", 1);
   s.hq = get(problem, "Hq", 1);
   s.hkv = get(problem, "Hkv", 0);
-  if (s.hkv == 0) s.hkv = s.hq;
+  if (s.hkv == 0)
+    s.hkv = s.hq;
   s.sq = get(problem, "Sq", 1);
   s.sk = get(problem, "Sk", 0);
-  if (s.sk == 0) s.sk = s.sq;
+  if (s.sk == 0)
+    s.sk = s.sq;
   s.pad = get(problem, "pad", 0);
   if (s.b < 1 || s.hq < 1 || s.sq < 1 || s.sk < 1)
     throw InputError("attention: B, Hq, Sq and Sk must be >= 1");
   if (s.hq % s.hkv != 0)
-    throw InputError("attention: Hq=" + std::to_string(s.hq) + " is not a multiple of Hkv=" + std::to_string(s.hkv) +
+    throw InputError("attention: Hq=" + std::to_string(s.hq) +
+                     " is not a multiple of Hkv=" + std::to_string(s.hkv) +
                      " (grouped-query attention shares each key/value head among Hq/Hkv query heads)");
   if (s.hq >= 32768)
     throw InputError("attention: Hq=" + std::to_string(s.hq) + " must be below 32768");
   if (sig.causal && s.sq > s.sk)
-    throw InputError("attention: mask=causal needs Sq <= Sk (bottom-right alignment would leave the first Sq-Sk=" +
-                     std::to_string(s.sq - s.sk) + " queries with no key)");
+    throw InputError(
+        "attention: mask=causal needs Sq <= Sk (bottom-right alignment would leave the first Sq-Sk=" +
+        std::to_string(s.sq - s.sk) + " queries with no key)");
   if (s.pad < 0 || s.pad % 8 != 0)
-    throw InputError("attention: pad=" + std::to_string(s.pad) + " must be a non-negative multiple of 8 elements");
+    throw InputError("attention: pad=" + std::to_string(s.pad) +
+                     " must be a non-negative multiple of 8 elements");
   const int64_t row = sig.head_dim + s.pad;
   auto strides = [&](int64_t heads, int64_t seq) {
     AttnShape::Strides t;
@@ -104,16 +110,18 @@ AttnShape attn_shape(const AttnSig& sig, const Problem& problem) {
   return s;
 }
 
-std::vector<uint8_t> pack_kernargs(const AttnSig& sig, const AttnShape& s, std::span<const uint64_t> addresses,
-                                   double scale) {
+std::vector<uint8_t> pack_kernargs(const AttnSig& sig, const AttnShape& s,
+                                   std::span<const uint64_t> addresses, double scale) {
   const size_t want = sig.lse ? 5 : 4;
   if (addresses.size() != want)
     throw InputError("attention takes " + std::to_string(want) + " buffer addresses (q, k, v, o" +
                      std::string(sig.lse ? ", lse" : "") + "), got " + std::to_string(addresses.size()));
   KernargWriter w;
-  for (size_t i = 0; i < 5; ++i) w.u64(i < addresses.size() ? addresses[i] : 0);
+  for (size_t i = 0; i < 5; ++i)
+    w.u64(i < addresses.size() ? addresses[i] : 0);
   const uint64_t group = uint64_t(s.hq / s.hkv);
-  const uint64_t magic = ((uint64_t(1) << 31) + group - 1) / group; // hkv = mulhi(2h, magic), h * group < 2^30
+  const uint64_t magic =
+      ((uint64_t(1) << 31) + group - 1) / group; // hkv = mulhi(2h, magic), h * group < 2^30
   uint32_t v[kNumU32] = {};
   v[kSq] = uint32_t(s.sq), v[kSk] = uint32_t(s.sk), v[kGroupMagic] = uint32_t(magic);
   auto put = [&](int i, const AttnShape::Strides& t) {
@@ -121,19 +129,26 @@ std::vector<uint8_t> pack_kernargs(const AttnSig& sig, const AttnShape& s, std::
   };
   put(kQsb, s.q), put(kKsb, s.k), put(kVsb, s.v), put(kOsb, s.o);
   v[kLsb] = uint32_t(s.hq * s.sq * 4), v[kLsh] = uint32_t(s.sq * 4);
-  v[kNrecQ] = uint32_t(s.q_elems * 2), v[kNrecK] = uint32_t(s.kv_elems * 2), v[kNrecV] = uint32_t(s.kv_elems * 2);
+  v[kNrecQ] = uint32_t(s.q_elems * 2), v[kNrecK] = uint32_t(s.kv_elems * 2),
+  v[kNrecV] = uint32_t(s.kv_elems * 2);
   v[kNrecO] = uint32_t(s.o_elems * 2), v[kNrecL] = uint32_t(s.b * s.hq * s.sq * 4);
-  for (uint32_t x : v) w.u32(x);
+  for (uint32_t x : v)
+    w.u32(x);
   w.f32(float(scale * 1.4426950408889634));
   return w.bytes();
 }
 
 void mfma_shape(const std::string& name, int& tile, int& k) {
-  if (name == "32x32x8") tile = 32, k = 8;
-  else if (name == "32x32x16") tile = 32, k = 16;
-  else if (name == "16x16x16") tile = 16, k = 16;
-  else if (name == "16x16x32") tile = 16, k = 32;
-  else throw InputError("attention: mfma=" + name + " is not a shape (32x32x8, 32x32x16, 16x16x16, 16x16x32)");
+  if (name == "32x32x8")
+    tile = 32, k = 8;
+  else if (name == "32x32x16")
+    tile = 32, k = 16;
+  else if (name == "16x16x16")
+    tile = 16, k = 16;
+  else if (name == "16x16x32")
+    tile = 16, k = 32;
+  else
+    throw InputError("attention: mfma=" + name + " is not a shape (32x32x8, 32x32x16, 16x16x16, 16x16x32)");
 }
 
 CdnaParams cdna_params(const Params& params) {
@@ -150,8 +165,7 @@ std::string cdna_kernel_name(const AttnSig& sig, const CdnaParams& p) {
   return "attn_fwd_" + std::string(to_string(sig.dtype)) + "_d" + std::to_string(sig.head_dim) +
          (sig.causal ? "_causal" : "") + (sig.lse ? "_lse" : "") + "_w" + std::to_string(p.waves) + "_n" +
          std::to_string(p.block_n) + "_m" + std::to_string(p.tile) + "x" + std::to_string(p.mfma_k) +
-         (p.p_rtz ? "_rtz" : "_rtne") +
-         (p.mfma_prio ? "_prio" : "");
+         (p.p_rtz ? "_rtz" : "_rtne") + (p.mfma_prio ? "_prio" : "");
 }
 
 std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaParams& p) {
@@ -161,7 +175,8 @@ std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaP
     return "p_round=rtz is for bf16 (f16 P is rounded to nearest)";
   const int threads = 64 * p.waves;
   if ((p.block_n * sig.head_dim / 8) % threads != 0)
-    return "block_n * head_dim / 8 (16-byte K/V chunks per block) must be a multiple of the 64 * waves threads";
+    return "block_n * head_dim / 8 (16-byte K/V chunks per block) must be a multiple of the 64 * waves "
+           "threads";
   if (cdna_vgpr_estimate(sig, p) > 256)
     return "estimated VGPRs above 256";
   return {};
@@ -175,14 +190,16 @@ std::vector<const AttentionPtxBackend*> attention_ptx_backends() {
     return v;
   }();
   std::vector<const AttentionPtxBackend*> out;
-  for (const auto& b : owned) out.push_back(b.get());
+  for (const auto& b : owned)
+    out.push_back(b.get());
   return out;
 }
 
 const AttentionPtxBackend* attention_ptx_backend(const std::string& isa) {
   for (const AttentionPtxBackend* b : attention_ptx_backends())
     for (const auto& t : b->targets())
-      if (t == isa) return b;
+      if (t == isa)
+        return b;
   return nullptr;
 }
 
@@ -201,7 +218,8 @@ public:
   std::vector<std::string> targets() const override {
     std::vector<std::string> t{"gfx942", "gfx950"};
     for (const AttentionPtxBackend* b : attention_ptx_backends())
-      for (const auto& isa : b->targets()) t.push_back(isa);
+      for (const auto& isa : b->targets())
+        t.push_back(isa);
     return t;
   }
 
@@ -219,18 +237,24 @@ public:
             {"Hkv", 0, 32767, false, "key/value heads (0: Hq); Hq must be a multiple (GQA, MQA)"},
             {"Sq", 1, int64_t(1) << 24, true, "query length"},
             {"Sk", 0, int64_t(1) << 24, false, "key/value length (0: Sq)"},
-            {"pad", 0, 1 << 16, false, "elements after each head vector in memory (strided layouts), multiple of 8"}};
+            {"pad", 0, 1 << 16, false,
+             "elements after each head vector in memory (strided layouts), multiple of 8"}};
   }
 
   Space space(const std::string& isa, const Signature& sig) const override {
     check_target(isa);
     const AttnSig s = attn_sig(sig);
-    if (is_ptx_isa(isa)) return attention_ptx_backend(isa)->space(isa, s);
+    if (is_ptx_isa(isa))
+      return attention_ptx_backend(isa)->space(isa, s);
     std::vector<Value> waves, bn, mfma, round;
-    for (int x : kWaves) waves.push_back(Value::num(x));
-    for (int x : kBlockN) bn.push_back(Value::num(x));
-    for (const auto& x : kMfma) mfma.push_back(Value::str(x));
-    for (const auto& x : kRound) round.push_back(Value::str(x));
+    for (int x : kWaves)
+      waves.push_back(Value::num(x));
+    for (int x : kBlockN)
+      bn.push_back(Value::num(x));
+    for (const auto& x : kMfma)
+      mfma.push_back(Value::str(x));
+    for (const auto& x : kRound)
+      round.push_back(Value::str(x));
     std::vector<Parameter> ps{{"waves", waves, true},
                               {"block_n", bn, true},
                               {"mfma", mfma, false},
@@ -250,7 +274,8 @@ public:
 
   std::vector<std::string> constraint_descriptions(const std::string& isa, const Signature&) const override {
     check_target(isa);
-    if (is_ptx_isa(isa)) return attention_ptx_backend(isa)->constraint_descriptions(isa);
+    if (is_ptx_isa(isa))
+      return attention_ptx_backend(isa)->constraint_descriptions(isa);
     return {"mfma=32x32x16 and 16x16x32 only on gfx950 (32x32x8 and 16x16x16 on both)",
             "p_round=rtz only for dtype=bf16",
             "block_n * head_dim / 8 is a multiple of 64 * waves (each thread loads whole 16-byte K/V chunks)",
@@ -260,7 +285,8 @@ public:
   Generated generate(const std::string& isa, const Signature& sig, const Params& params) const override {
     check_target(isa);
     const AttnSig s = attn_sig(sig);
-    if (is_ptx_isa(isa)) return attention_ptx_backend(isa)->generate(isa, s, params);
+    if (is_ptx_isa(isa))
+      return attention_ptx_backend(isa)->generate(isa, s, params);
     config_of(space(isa, sig), params); // InputError naming a value outside the space
     const CdnaParams p = cdna_params(params);
     if (std::string why = cdna_invalid(isa, s, p); !why.empty())
@@ -356,7 +382,8 @@ public:
           for (int64_t j = 0; j < keys; ++j) {
             const double* kj = k.data() + b * sh.k.batch + hk * sh.k.head + j * sh.k.seq;
             double dot = 0;
-            for (int64_t e = 0; e < d; ++e) dot += qi[e] * kj[e];
+            for (int64_t e = 0; e < d; ++e)
+              dot += qi[e] * kj[e];
             p[size_t(j)] = dot * scale;
             m = std::max(m, p[size_t(j)]);
           }
@@ -366,11 +393,14 @@ public:
             const double w = std::exp(p[size_t(j)] - m);
             sum += w;
             const double* vj = v.data() + b * sh.v.batch + hk * sh.v.head + j * sh.v.seq;
-            for (int64_t e = 0; e < d; ++e) acc[size_t(e)] += w * vj[e];
+            for (int64_t e = 0; e < d; ++e)
+              acc[size_t(e)] += w * vj[e];
           }
           double* oi = o.data() + b * sh.o.batch + h * sh.o.head + i * sh.o.seq;
-          for (int64_t e = 0; e < d; ++e) oi[e] = acc[size_t(e)] / sum;
-          if (s.lse) buffers.at(4)[size_t((b * sh.hq + h) * sh.sq + i)] = m + std::log(sum);
+          for (int64_t e = 0; e < d; ++e)
+            oi[e] = acc[size_t(e)] / sum;
+          if (s.lse)
+            buffers.at(4)[size_t((b * sh.hq + h) * sh.sq + i)] = m + std::log(sum);
         }
       }
   }
@@ -398,7 +428,8 @@ private:
     const auto t = targets();
     if (std::find(t.begin(), t.end(), isa) == t.end()) {
       std::string known;
-      for (const auto& x : t) known += (known.empty() ? "" : ", ") + x;
+      for (const auto& x : t)
+        known += (known.empty() ? "" : ", ") + x;
       throw InputError("attention does not generate for " + isa + " (targets: " + known + ")");
     }
   }

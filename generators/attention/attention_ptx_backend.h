@@ -1,6 +1,6 @@
 #pragma once
-// The NVIDIA half of the attention generator. Signature, problem, buffers, scalars, the kernel-argument layout
-// (attention_common.h: pack_kernargs) and the float64 reference are shared with the CDNA kernels
+// The NVIDIA half of the attention generator. Signature, problem, buffers, scalars, the kernel-argument
+// layout (attention_common.h: pack_kernargs) and the float64 reference are shared with the CDNA kernels
 // (attention_generator.cpp); what differs per PTX kernel family is here: the space, the PTX and the geometry.
 #include <memory>
 #include <string>
@@ -19,8 +19,8 @@ public:
   // Throws InputError naming the parameter or the rule when the point is outside the space.
   virtual Generated generate(const std::string& isa, const AttnSig& sig, const Params& params) const = 0;
   // `kernargs` is pack_kernargs()'s; the backend sets kernel, geometry and shared memory.
-  virtual Launch launch(const std::string& isa, const AttnSig& sig, const Params& params, const AttnShape& shape,
-                        std::vector<uint8_t> kernargs) const = 0;
+  virtual Launch launch(const std::string& isa, const AttnSig& sig, const Params& params,
+                        const AttnShape& shape, std::vector<uint8_t> kernargs) const = 0;
 };
 
 // Each family adds its factory to attention_ptx_backends() in attention_generator.cpp.

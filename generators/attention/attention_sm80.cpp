@@ -47,14 +47,19 @@ int sm80_register_estimate(const AttnSig& sig, const Sm80Params& p) {
   return sig.head_dim / 4 + sig.head_dim / 2 + p.block_n / 2 + p.block_n / 4 + 48;
 }
 
-// ptxas 13.0 keeps all of a block's V gathers in flight: on sm_80 head_dim 128 with 64 keys took 255 registers
-// and spilled 24-28 bytes (128 x 32 and 64 x 64 fit in 255 and 240); on sm_90 128 x 32 already spills 8 bytes.
-int sm80_block_limit(const std::string& isa) { return isa == "sm_80" ? 4096 : 2048; }
+// ptxas 13.0 keeps all of a block's V gathers in flight: on sm_80 head_dim 128 with 64 keys took 255
+// registers and spilled 24-28 bytes (128 x 32 and 64 x 64 fit in 255 and 240); on sm_90 128 x 32 already
+// spills 8 bytes.
+int sm80_block_limit(const std::string& isa) {
+  return isa == "sm_80" ? 4096 : 2048;
+}
 
 std::string sm80_invalid(const std::string& isa, const AttnSig& sig, const Sm80Params& p) {
-  if (sm80_register_estimate(sig, p) > 232) return "estimated registers per thread above 232";
+  if (sm80_register_estimate(sig, p) > 232)
+    return "estimated registers per thread above 232";
   if (p.block_n * sig.head_dim > sm80_block_limit(isa))
-    return "block_n * head_dim above " + std::to_string(sm80_block_limit(isa)) + " on " + isa + " (ptxas spills)";
+    return "block_n * head_dim above " + std::to_string(sm80_block_limit(isa)) + " on " + isa +
+           " (ptxas spills)";
   return {};
 }
 
@@ -103,12 +108,14 @@ private:
 void Emitter::run() {
   const int d = s_.head_dim, bn = p_.block_n, threads = 32 * p_.warps;
   std::vector<ptx::Param> ptrs;
-  for (const char* n : {"q", "k", "v", "o", "lse"}) ptrs.push_back(k_.param(n, Type::u64));
-  const char* names[] = {"sq",   "sk",   "group_magic", "q_sb",   "q_ss",   "q_sh",   "k_sb",   "k_ss",
-                         "k_sh", "v_sb", "v_ss",        "v_sh",   "o_sb",   "o_ss",   "o_sh",   "l_sb",
-                         "l_sh", "nrec_q", "nrec_k",    "nrec_v", "nrec_o", "nrec_l"};
+  for (const char* n : {"q", "k", "v", "o", "lse"})
+    ptrs.push_back(k_.param(n, Type::u64));
+  const char* names[] = {"sq",   "sk",     "group_magic", "q_sb",   "q_ss",   "q_sh",  "k_sb", "k_ss",
+                         "k_sh", "v_sb",   "v_ss",        "v_sh",   "o_sb",   "o_ss",  "o_sh", "l_sb",
+                         "l_sh", "nrec_q", "nrec_k",      "nrec_v", "nrec_o", "nrec_l"};
   std::vector<ptx::Param> ints;
-  for (const char* n : names) ints.push_back(k_.param(n, Type::u32));
+  for (const char* n : names)
+    ints.push_back(k_.param(n, Type::u32));
   auto p_scale = k_.param("scale_log2", Type::f32);
   k_.reqntid(uint32_t(threads));
   k_.minnctapersm(1);
@@ -129,7 +136,8 @@ void Emitter::run() {
   Reg sq = a[kSq], sk = a[kSk];
 
   // ---- geometry
-  Reg tid = r32(), lane = r32(), warp = r32(), g = r32(), t = r32(), bm = r32(), h = r32(), b = r32(), hkv = r32();
+  Reg tid = r32(), lane = r32(), warp = r32(), g = r32(), t = r32(), bm = r32(), h = r32(), b = r32(),
+      hkv = r32();
   k_.mov_sreg(tid, ptx::SpecialReg::tid_x);
   k_.mov_sreg(bm, ptx::SpecialReg::ctaid_x);
   k_.mov_sreg(h, ptx::SpecialReg::ctaid_y);
@@ -164,7 +172,8 @@ void Emitter::run() {
   for (int i = 0; i < 2; ++i) {
     row[i] = r32(), row_c[i] = r32(), lim[i] = r32();
     k_.add(Type::u32, row[i], q0, g);
-    if (i) k_.add(Type::u32, row[i], row[i], 8);
+    if (i)
+      k_.add(Type::u32, row[i], row[i], 8);
     k_.binary("min", Type::u32, row_c[i], row[i], sqm1);
     if (s_.causal) {
       k_.add(Type::u32, lim[i], row[i], skmsq1);
@@ -181,9 +190,11 @@ void Emitter::run() {
   Reg t4 = r32(), t4w = r64();
   k_.binary("shl", Type::b32, t4, t, 2);
   k_.cvt(ptx::Rounding::none, Type::u64, Type::u32, t4w, t4);
-  for (int i = 0; i < 2; ++i) k_.add(Type::u64, qrow[i], qrow[i], t4w);
+  for (int i = 0; i < 2; ++i)
+    k_.add(Type::u64, qrow[i], qrow[i], t4w);
   for (int kc = 0; kc < kcs; ++kc) {
-    for (int r = 0; r < 4; ++r) qf[size_t(kc)].push_back(r32());
+    for (int r = 0; r < 4; ++r)
+      qf[size_t(kc)].push_back(r32());
     for (int r = 0; r < 4; ++r)
       k_.ld(ptx::Space::global, Type::b32, {qf[size_t(kc)][size_t(r)]},
             Address(qrow[r % 2], int64_t(kc) * 32 + (r / 2) * 16));
@@ -213,7 +224,8 @@ void Emitter::run() {
       k_.mov(Type::f32, o.back(), Operand::f32(0.0f));
     }
   for (auto& s : sacc)
-    for (int r = 0; r < 4; ++r) s.push_back(rf());
+    for (int r = 0; r < 4; ++r)
+      s.push_back(rf());
   Reg m[2], l[2];
   for (int i = 0; i < 2; ++i) {
     m[i] = rf(), l[i] = rf();
@@ -237,7 +249,8 @@ void Emitter::run() {
     k_.binary("min", Type::u32, key, key, skm1);
     Reg krow = row_address(kb, key, a[kKss]);
     k_.add(Type::u64, krow, krow, t4w);
-    for (int r = 0; r < 4; ++r) k_.mov(Type::f32, sacc[size_t(n)][size_t(r)], Operand::f32(0.0f));
+    for (int r = 0; r < 4; ++r)
+      k_.mov(Type::f32, sacc[size_t(n)][size_t(r)], Operand::f32(0.0f));
     for (int kc = 0; kc < kcs; ++kc) {
       Reg b0 = r32(), b1 = r32();
       k_.ld(ptx::Space::global, Type::b32, {b0}, Address(krow, int64_t(kc) * 32));
@@ -263,7 +276,8 @@ void Emitter::run() {
     k_.mov(Type::f32, mx, sacc[0][size_t(2 * i)]);
     for (int n = 0; n < nt; ++n)
       for (int r = 0; r < 2; ++r)
-        if (n || r) k_.binary("max", Type::f32, mx, mx, sacc[size_t(n)][size_t(2 * i + r)]);
+        if (n || r)
+          k_.binary("max", Type::f32, mx, mx, sacc[size_t(n)][size_t(2 * i + r)]);
     quad_reduce(true, mx);
     k_.binary("mul", Type::f32, mx, mx, c);
     k_.binary("max", Type::f32, mx, mx, m[i]); // finite: key 0 is visible to every row
@@ -282,7 +296,8 @@ void Emitter::run() {
       k_.add(Type::f32, l[r / 2], l[r / 2], x);
     }
   for (auto& o : oacc)
-    for (int r = 0; r < 4; ++r) k_.binary("mul", Type::f32, o[size_t(r)], o[size_t(r)], alpha[r / 2]);
+    for (int r = 0; r < 4; ++r)
+      k_.binary("mul", Type::f32, o[size_t(r)], o[size_t(r)], alpha[r / 2]);
   // O += P V per 16 keys: A = P from tiles 2kk, 2kk+1; B = V[keys 16kk + 2t (+1), (+8)][dim 8nd + g]
   Reg vt = r32();
   k_.binary("shl", Type::b32, vt, t, 1);
@@ -365,8 +380,10 @@ public:
 
   Space space(const std::string& isa, const AttnSig& sig) const override {
     std::vector<Value> w, n;
-    for (int x : kWarps) w.push_back(Value::num(x));
-    for (int x : kBlockN) n.push_back(Value::num(x));
+    for (int x : kWarps)
+      w.push_back(Value::num(x));
+    for (int x : kBlockN)
+      n.push_back(Value::num(x));
     Constraint ok = [isa, sig](const Config& cfg) {
       return sm80_invalid(isa, sig, {kWarps[cfg[0]], kBlockN[cfg[1]]}).empty();
     };

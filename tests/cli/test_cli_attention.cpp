@@ -19,10 +19,11 @@ TEST(CliAttention, SpaceGenRunTune) {
   ASSERT_EQ(ptx.exit_code, 0) << ptx.err;
   EXPECT_NE(ptx.out.find("mma.sync.aligned.m16n8k16"), std::string::npos);
 
-  for (const char* cmd : {"run attention --target gfx942 --sig head_dim=64,mask=causal,layout=bhsd --param waves=2 "
-                          "--problem B=2,Hq=4,Hkv=2,Sq=37,Sk=70 --json",
-                          "run attention --target sm_80 --sig head_dim=64,dtype=f16 --param warps=2 "
-                          "--problem B=1,Hq=3,Hkv=1,Sq=20,Sk=45,pad=8 --json"}) {
+  for (const char* cmd :
+       {"run attention --target gfx942 --sig head_dim=64,mask=causal,layout=bhsd --param waves=2 "
+        "--problem B=2,Hq=4,Hkv=2,Sq=37,Sk=70 --json",
+        "run attention --target sm_80 --sig head_dim=64,dtype=f16 --param warps=2 "
+        "--problem B=1,Hq=3,Hkv=1,Sq=20,Sk=45,pad=8 --json"}) {
     CliResult run = run_isatune(cmd);
     ASSERT_EQ(run.exit_code, 0) << cmd << "\n" << run.err << run.out;
     auto j = nlohmann::json::parse(run.out);
@@ -34,8 +35,9 @@ TEST(CliAttention, SpaceGenRunTune) {
   EXPECT_NE(bad.err.find("multiple of Hkv"), std::string::npos) << bad.err;
 
   const std::string dir = make_temp_dir();
-  CliResult tune = run_isatune("tune attention --target gfx942 --sig head_dim=64 --problem B=1,Hq=2,Sq=40,Sk=50 --db " +
-                               dir + "/t.db --budget 4 --strategy random --seed 3 -j 1 --json");
+  CliResult tune =
+      run_isatune("tune attention --target gfx942 --sig head_dim=64 --problem B=1,Hq=2,Sq=40,Sk=50 --db " +
+                  dir + "/t.db --budget 4 --strategy random --seed 3 -j 1 --json");
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   auto t = nlohmann::json::parse(tune.out);
   EXPECT_FALSE(t.dump().find("\"ok\"") == std::string::npos) << tune.out;

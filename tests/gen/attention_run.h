@@ -15,7 +15,9 @@ namespace attention_test {
 
 using namespace isatune;
 
-inline const gen::Generator& attn() { return gen::find_generator("attention"); }
+inline const gen::Generator& attn() {
+  return gen::find_generator("attention");
+}
 
 struct AttnOutcome {
   double o_error = 0;   // max |got - want| / row inf-norm of o
@@ -26,8 +28,8 @@ struct AttnOutcome {
 };
 
 inline AttnOutcome run_attention(loader::Device& dev, const CodeObject& code, const gen::Signature& sig,
-                          const gen::Params& params, const gen::Problem& prob, uint64_t seed, double scale,
-                          const gen::Signature* reference_sig = nullptr) {
+                                 const gen::Params& params, const gen::Problem& prob, uint64_t seed,
+                                 double scale, const gen::Signature* reference_sig = nullptr) {
   const gen::Generator& g = attn();
   auto specs = g.buffers(sig, prob);
   gen::HostBuffers host = gen::make_buffers(specs, seed);
@@ -62,11 +64,13 @@ inline AttnOutcome run_attention(loader::Device& dev, const CodeObject& code, co
     } else {
       for (size_t e = 0; e < got.size(); ++e) {
         const double d = std::fabs(got[e] - want[i][e]);
-        if (!(d <= out.lse_error)) out.lse_error = std::isnan(d) ? INFINITY : d;
+        if (!(d <= out.lse_error))
+          out.lse_error = std::isnan(d) ? INFINITY : d;
       }
     }
   }
-  for (auto p : ptrs) dev.free(p);
+  for (auto p : ptrs)
+    dev.free(p);
   out.reports = dev.take_diagnostics();
   return out;
 }

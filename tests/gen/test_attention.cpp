@@ -1,8 +1,8 @@
 // The attention generator on the CDNA emulator: its contract (problem rules, space constraints, FLOP
 // convention), and sweeps over random valid points of gfx942 and gfx950 with random B, Hq/Hkv, Sq and Sk
-// (ragged tails, causal with Sq <= Sk), both layouts, padded rows and both masks. Every output within bf16 2e-2
-// / f16 4e-3 of the row norm of the float64 reference, LSE within 1e-3 (absolute), no writes between rows,
-// zero emulator reports.
+// (ragged tails, causal with Sq <= Sk), both layouts, padded rows and both masks. Every output within bf16
+// 2e-2 / f16 4e-3 of the row norm of the float64 reference, LSE within 1e-3 (absolute), no writes between
+// rows, zero emulator reports.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -42,7 +42,8 @@ int env_int(const char* name, int dflt) {
 }
 
 void sweep(const std::string& isa, int default_points) {
-  if (!toolchain::llvm_supports(isa)) GTEST_SKIP() << "this LLVM cannot assemble " << isa;
+  if (!toolchain::llvm_supports(isa))
+    GTEST_SKIP() << "this LLVM cannot assemble " << isa;
   const int points = env_int("ISATUNE_ATTENTION_SWEEP_POINTS", default_points);
   const auto sigs = signatures();
   auto dev = emu::make_emu_device({.target = isa, .threads = 1});
@@ -52,7 +53,8 @@ void sweep(const std::string& isa, int default_points) {
   std::map<std::string, int> shapes; // points per MFMA shape
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < points; ++i) {
-    const gen::Signature full = gen::parse_signature(attn(), std::vector<std::string>{gen::format(sigs[rng() % sigs.size()])});
+    const gen::Signature full =
+        gen::parse_signature(attn(), std::vector<std::string>{gen::format(sigs[rng() % sigs.size()])});
     const gen::Space space = attn().space(isa, full);
     ASSERT_GT(space.size(), 0u);
     const gen::Params params = gen::params_of(space, space.valid_config(rng() % space.size()));
@@ -61,13 +63,16 @@ void sweep(const std::string& isa, int default_points) {
     const int64_t hkv = 1 + int64_t(rng() % 3), group = 1 + int64_t(rng() % 3);
     const int64_t sq = 1 + int64_t(rng() % (i % 5 == 0 ? 8 : 96));
     const int64_t sk = is_causal ? sq + int64_t(rng() % 40) : 1 + int64_t(rng() % (i % 7 == 0 ? 5 : 130));
-    gen::Problem prob{{"B", 1 + int64_t(rng() % 2)}, {"Hq", hkv * group}, {"Hkv", hkv}, {"Sq", sq}, {"Sk", sk}};
-    if (i % 3 == 2) prob["pad"] = 8 * int64_t(1 + rng() % 2);
+    gen::Problem prob{
+        {"B", 1 + int64_t(rng() % 2)}, {"Hq", hkv * group}, {"Hkv", hkv}, {"Sq", sq}, {"Sk", sk}};
+    if (i % 3 == 2)
+      prob["pad"] = 8 * int64_t(1 + rng() % 2);
     const double d = std::stod(full.at("head_dim"));
     const double scale = (0.5 + double(rng() % 1000) / 666.0) / std::sqrt(d);
     SCOPED_TRACE(isa + " " + gen::format(full) + " " + gen::format(params) + " " + gen::format(prob));
     const gen::Generated gd = attn().generate(isa, full, params);
-    const AttnOutcome r = run_attention(*dev, gen_test::assemble(isa, gd), full, params, prob, 77 + uint64_t(i), scale);
+    const AttnOutcome r =
+        run_attention(*dev, gen_test::assemble(isa, gd), full, params, prob, 77 + uint64_t(i), scale);
     const bool bf16 = full.at("dtype") == "bf16";
     const double tol = bf16 ? 2e-2 : 4e-3;
     worst_o[bf16] = std::max(worst_o[bf16], r.o_error);
@@ -80,14 +85,17 @@ void sweep(const std::string& isa, int default_points) {
     EXPECT_LE(r.lse_error, 1e-3);
     EXPECT_EQ(r.gap_writes, 0u);
     EXPECT_TRUE(r.reports.empty()) << (r.reports.empty() ? "" : r.reports[0]);
-    if (bad && failures > 5) FAIL() << "too many failures";
+    if (bad && failures > 5)
+      FAIL() << "too many failures";
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::string per_shape;
-  for (const auto& [k, n] : shapes) per_shape += " " + k + ":" + std::to_string(n);
-  std::printf("[attention sweep %s] %d points (%d causal, %d GQA/MQA; mfma%s), max o error f16 %.3g bf16 %.3g, "
-              "max lse error %.3g, %.1f s\n",
-              isa.c_str(), points, causal, gqa, per_shape.c_str(), worst_o[0], worst_o[1], worst_lse, secs);
+  for (const auto& [k, n] : shapes)
+    per_shape += " " + k + ":" + std::to_string(n);
+  std::printf(
+      "[attention sweep %s] %d points (%d causal, %d GQA/MQA; mfma%s), max o error f16 %.3g bf16 %.3g, "
+      "max lse error %.3g, %.1f s\n",
+      isa.c_str(), points, causal, gqa, per_shape.c_str(), worst_o[0], worst_o[1], worst_lse, secs);
   if (points >= 40) { // every shape of the target is exercised
     EXPECT_EQ(shapes.size(), isa == "gfx950" ? 4u : 2u);
   }
@@ -106,8 +114,8 @@ TEST(Attention, ProblemRules) {
   EXPECT_THROW(attn().buffers(sig_of(""), {{"B", 1}, {"Hq", 2}, {"Sq", 9}, {"pad", 4}}), InputError);
   EXPECT_NO_THROW(attn().buffers(causal, {{"B", 1}, {"Hq", 8}, {"Hkv", 1}, {"Sq", 8}, {"Sk", 9}}));
   // strides: bshd rows are (b, s, h), bhsd rows (b, h, s); pad adds a gap after each head vector
-  auto b = attn().buffers(sig_of("layout=bhsd,head_dim=64"), {{"B", 2}, {"Hq", 4}, {"Hkv", 2}, {"Sq", 5}, {"Sk", 7},
-                                                             {"pad", 8}});
+  auto b = attn().buffers(sig_of("layout=bhsd,head_dim=64"),
+                          {{"B", 2}, {"Hq", 4}, {"Hkv", 2}, {"Sq", 5}, {"Sk", 7}, {"pad", 8}});
   ASSERT_EQ(b.size(), 5u);
   EXPECT_EQ(b[1].rows, 2u * 2 * 7);
   EXPECT_EQ(b[1].row_stride, 72u);
@@ -136,11 +144,14 @@ TEST(Attention, SpaceConstraints) {
     EXPECT_EQ(gen::param_str(p, "p_round"), "rtne"); // rtz is for bf16
   }
   std::set<std::string> shapes;
-  for (size_t i = 0; i < s950.size(); ++i) shapes.insert(gen::param_str(gen::params_of(s950, s950.valid_config(i)), "mfma"));
+  for (size_t i = 0; i < s950.size(); ++i)
+    shapes.insert(gen::param_str(gen::params_of(s950, s950.valid_config(i)), "mfma"));
   EXPECT_EQ(shapes.size(), 4u);
-  EXPECT_THROW(attn().generate("gfx942", sig_of(""), {{"waves", gen::Value::num(4)}, {"block_n", gen::Value::num(32)},
-                                                     {"mfma", gen::Value::str("32x32x16")},
-                                                     {"p_round", gen::Value::str("rtne")}}),
+  EXPECT_THROW(attn().generate("gfx942", sig_of(""),
+                               {{"waves", gen::Value::num(4)},
+                                {"block_n", gen::Value::num(32)},
+                                {"mfma", gen::Value::str("32x32x16")},
+                                {"p_round", gen::Value::str("rtne")}}),
                InputError);
   EXPECT_THROW(attn().space("gfx90a", sig_of("")), InputError);
 }
@@ -148,7 +159,8 @@ TEST(Attention, SpaceConstraints) {
 // The check can fail: a causal kernel compared with the unmasked reference is wrong by far more than the
 // tolerance (so the sweep's masks are really exercised).
 TEST(Attention, MaskMatters) {
-  if (!toolchain::llvm_supports("gfx942")) GTEST_SKIP() << "this LLVM cannot assemble gfx942";
+  if (!toolchain::llvm_supports("gfx942"))
+    GTEST_SKIP() << "this LLVM cannot assemble gfx942";
   auto dev = emu::make_emu_device({.target = "gfx942", .threads = 1});
   const gen::Signature causal = sig_of("mask=causal,head_dim=64");
   const gen::Params params = gen::parse_params(attn().space("gfx942", causal), {});
@@ -161,5 +173,9 @@ TEST(Attention, MaskMatters) {
   EXPECT_GT(wrong.o_error, 0.1);
 }
 
-TEST(AttentionSweep, Gfx942) { sweep("gfx942", 100); }
-TEST(AttentionSweep, Gfx950) { sweep("gfx950", 100); }
+TEST(AttentionSweep, Gfx942) {
+  sweep("gfx942", 100);
+}
+TEST(AttentionSweep, Gfx950) {
+  sweep("gfx950", 100);
+}
