@@ -14,6 +14,7 @@ std::vector<const Generator*> all_generators() {
     v.push_back(make_softmax_generator());
     v.push_back(make_rmsnorm_generator());
     v.push_back(make_layernorm_generator());
+    v.push_back(make_attention_generator());
     v.push_back(make_selftest_generator()); // checks the tuner's isolation: hangs, faults, wrong answers
     return v;
   }();
