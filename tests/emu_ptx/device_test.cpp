@@ -149,6 +149,8 @@ TEST(EmuPtxDevice, BackendNamesKeepTheCdnaOnes) {
   EXPECT_EQ(devs[4].index, 4);
   EXPECT_EQ(be->open("sm_80")->properties().isa, "sm_80");
   EXPECT_EQ(be->open("3")->properties().isa, "sm_90a");
+  // Plain sm_90 code (the default device of --target sm_90) runs on the sm_90a device.
+  EXPECT_EQ(be->open("sm_90")->properties().isa, "sm_90a");
   EXPECT_EQ(error_of([&] { be->open("gfx942"); }), "other:gfx942");
   EXPECT_EQ(error_of([&] { be->open(""); }), "other:");
   // Registered through the loader's registry: "emu:sm_90a" opens a PTX emulator device.

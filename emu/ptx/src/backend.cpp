@@ -35,6 +35,10 @@ public:
     for (size_t i = 0; i < kTargets.size(); ++i)
       if (arg == kTargets[i])
         return open_ptx(i);
+    // Plain sm_90 code runs on the sm_90a device (sm_90a is sm_90 plus the arch-specific instructions), so
+    // "emu:sm_90", the default device for --target sm_90, opens it rather than failing.
+    if (arg == "sm_90")
+      return open_ptx(0);
     if (!arg.empty() && arg.size() < 4 && arg.find_first_not_of("0123456789") == std::string::npos) {
       size_t base = other_ ? other_->list_devices().size() : 0, i = std::stoul(arg);
       if (i >= base && i < base + kTargets.size())
@@ -44,7 +48,7 @@ public:
       return other_->open(arg);
     if (arg.empty())
       return open_ptx(0);
-    throw InputError("emu:" + arg + ": the PTX emulator runs sm_90a and sm_80 (emu:sm_90a, emu:sm_80)");
+    throw InputError("emu:" + arg + ": the PTX emulator runs sm_90a (also for sm_90 code) and sm_80 (emu:sm_90a, emu:sm_90, emu:sm_80)");
   }
 
 private:
