@@ -76,9 +76,9 @@ void add_report_command(CLI::App& app, const GlobalOptions& global, int& status)
               "occupancy; rooflines; parameter importance. Emulated times are labelled and never share an axis\n"
               "with measurements.\n\n"
               "Example:\n"
-              "  isatune tune softmax --device emu:gfx942 --problem rows=5,N=100 --budget 24 --db t.db\n"
               "  isatune report --db t.db -o report.html     # open report.html in any browser, offline\n"
-              "  isatune report --db t.db --json | jq '.best[0].parameters'");
+              "  isatune report --db t.db --json | jq '.best[0].parameters'\n"
+              "  (t.db from e.g. isatune tune softmax --device emu:gfx942 --problem rows=5,N=100 --budget 24 --db t.db)");
   cmd->callback([o, &global, &status] { status = run_guarded(global, [&] { return run_report(*o); }); });
 }
 
