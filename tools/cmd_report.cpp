@@ -36,6 +36,12 @@ void write_text(const std::string& path, const std::string& text) {
 
 int run_report(const ReportOptions& o) {
   if (o.output.empty() && !o.json) throw InputError("report: give -o FILE.html (or --json for the data)");
+  // The library first: without it no page can be written, whatever the database holds.
+  const std::string lib = o.json ? "" : chartjs_path(o);
+  struct stat st {};
+  if (!o.json && stat(lib.c_str(), &st) != 0)
+    throw UnavailableError("report: Chart.js not found at " + lib +
+                           " (install Debian's libjs-chart.js, or give --chartjs PATH to chart.min.js)");
   auto db = db::Database::open(o.db, {.read_only = true});
   const nlohmann::json data = report_data(db);
   if (o.json) {
@@ -49,11 +55,6 @@ int run_report(const ReportOptions& o) {
     }
     return kExitOk;
   }
-  const std::string lib = chartjs_path(o);
-  struct stat st {};
-  if (stat(lib.c_str(), &st) != 0)
-    throw UnavailableError("report: Chart.js not found at " + lib +
-                           " (install Debian's libjs-chart.js, or give --chartjs PATH to chart.min.js)");
   write_text(o.output, report_html(data, read_text_file(lib)));
   std::cout << "wrote " << o.output << ": " << data["measurements"] << " measurements, " << data["runs"].size()
             << " run series, " << data["best"].size() << " best variants, " << data["rooflines"].size()
