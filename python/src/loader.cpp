@@ -19,6 +19,9 @@
 #include <vector>
 
 #include "isatune/emu/backend.h"
+#ifdef ISATUNE_PYTHON_HAVE_EMU_PTX
+#include "isatune/emu/ptx/backend.h"
+#endif
 #include "isatune/error.h"
 #include "isatune/loader/backend.h"
 #include "isatune/loader/loader.h"
@@ -365,8 +368,12 @@ private:
 };
 
 void bind_loader(py::module_& m) {
-  // The CDNA emulator is linked in: "emu", "emu:gfx942", "emu:gfx90a", "emu:gfx950".
+  // The emulators are linked in, registered as the command line does (tools/emulators.cpp): the CDNA one
+  // ("emu", "emu:gfx942", ...), then the PTX one ("emu:sm_80", "emu:sm_90a"), which passes other specs on.
   emu::register_emu_backend();
+#ifdef ISATUNE_PYTHON_HAVE_EMU_PTX
+  emu::ptx::register_emu_ptx_backend();
+#endif
 
   m.def(
       "devices",
