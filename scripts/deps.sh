@@ -66,4 +66,24 @@ for p in "${optional[@]}"; do
       || echo "deps: optional package $p is not available; what needs it stays off or is skipped"
   fi
 done
+# Optional packages for the report, the Python package and their tests: absent, what needs them is skipped.
+declare -A optional_why=(
+  [chromium]="the report test (headless Chromium) is skipped"
+  [libjs-chart.js]="isatune report cannot write HTML (only --json); its test is skipped"
+  [zlib1g-dev]="the report test does not check the screenshot's pixels"
+  [python3-dev]="the Python package is not built"
+  [python3-pybind11]="the Python package is not built"
+  [python3-numpy]="the Python package's tests are skipped"
+  [python3-torch]="the Python package's PyTorch tests are skipped"
+  [python3-pip]="pip install . of the Python package is not possible"
+  [python3-venv]="no virtual environment for pip install . of the Python package"
+)
+for p in chromium libjs-chart.js zlib1g-dev python3-dev python3-pybind11 python3-numpy python3-torch python3-pip \
+         python3-venv; do
+  if ! dpkg -s "$p" >/dev/null 2>&1; then
+    apt_update_once
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$p" >/dev/null 2>&1 \
+      || echo "deps: optional package $p is not available: ${optional_why[$p]}"
+  fi
+done
 echo "deps: ready (LLVM $LLVM_VERSION)"

@@ -75,7 +75,7 @@ int run_gen(const GenOptions& opt) {
     if (!opt.output.empty()) j["output"] = opt.output;
     if (want_code) j["code_object"] = {{"sha256", compiled.code.sha256}, {"bytes", compiled.code.bytes.size()}};
     if (opt.output.empty()) j["text"] = compiled.generated.text;
-    if (est) j["estimate"] = estimate_json(*est);
+    if (est) j["estimate"] = estimate_json(*est, gen::is_ptx_isa(spec.isa));
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }

@@ -15,6 +15,7 @@
 #include "isatune/codeobj/disassembler.h"
 #include "isatune/codeobj/occupancy.h"
 #include "isatune/codeobj/reader.h"
+#include "resource_names.h"
 #include "table.h"
 
 namespace isatune::cli {
@@ -138,16 +139,13 @@ int run_inspect(const InspectOptions& opt) {
                          {"symbol", k.symbol},
                          {"kernarg_size", k.kernarg_size},
                          {"kernarg_align", k.kernarg_align},
-                         {"lds_bytes", k.lds_bytes},
-                         {"scratch_bytes", k.scratch_bytes},
-                         {"vgprs", k.vgprs},
-                         {"agprs", k.agprs},
-                         {"agprs_source", k.agprs_source},
-                         {"sgprs", k.sgprs},
                          {"max_workgroup_size", k.max_workgroup_size},
                          {"wave_size", k.wave_size},
                          {"code_offset", k.code_offset},
                          {"code_size", k.code_size}};
+    // Resources in the vendor's words: NVIDIA registers/shared_bytes/local_bytes, AMD vgprs/lds_bytes/...
+    jk.update(resources_json(k, code.vendor));
+    if (code.vendor == Vendor::amd) jk["agprs_source"] = k.agprs_source;
     nlohmann::json jargs = nlohmann::json::array();
     Table args({"arg", "offset", "size", "kind", "address space", "access"});
     for (const auto& a : k.args) {

@@ -27,5 +27,6 @@ void add_space_command(CLI::App& app, const GlobalOptions& global, int& status);
 void add_emu_coverage_command(CLI::App& app, const GlobalOptions& global, int& status);
 void add_advise_command(CLI::App& app, const GlobalOptions& global, int& status);
 void add_slurm_command(CLI::App& app, const GlobalOptions& global, int& status);
+void add_report_command(CLI::App& app, const GlobalOptions& global, int& status);
 
 } // namespace isatune::cli

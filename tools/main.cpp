@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "help_examples.h"
 #include "isatune/error.h"
 
 namespace isatune::cli {
@@ -55,6 +56,8 @@ int main(int argc, char** argv) {
   add_emu_coverage_command(app, global, status);
   add_advise_command(app, global, status);
   add_slurm_command(app, global, status);
+  add_report_command(app, global, status);
+  add_help_examples(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -49,10 +49,10 @@ int run_generated(const GeneratedRunOptions& opt) {
     if (r.timing)
       j["timing"] = {{"median_ms", r.timing->median_ms}, {"p20_ms", r.timing->p20_ms}, {"p80_ms", r.timing->p80_ms},
                      {"reps", r.timing->reps}, {"method", r.timing->method}};
-    j["estimate"] = estimate_json(est);
+    j["estimate"] = estimate_json(est, ptx);
     if (ptx) {
       j["ptxas"] = compiled.ptx_report ? nlohmann::json{{"registers", compiled.code.kernels.front().vgprs},
-                                                        {"scratch_bytes", compiled.code.kernels.front().scratch_bytes},
+                                                        {"local_bytes", compiled.code.kernels.front().scratch_bytes},
                                                         {"prune_reasons", compiled.prune_reasons}}
                                        : nlohmann::json{{"skipped", ptxas_why}};
     }
