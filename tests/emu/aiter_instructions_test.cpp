@@ -759,3 +759,49 @@ TEST(AiterInstructions, CmpSdwa) {
 }
 
 } // namespace
+
+// gfx950 ds_read_b64_tr_b16 / _b8 / _b4 (CDNA4 ISA 11.4): each lane reads 64 bits at its own address; every 16-lane
+// group holds E = 64/bits rows of 16 columns, lane 16g + s holding row s / (16/E), columns E (s mod 16/E) ..
+// +E-1; lane 16g + i returns column i of the E rows, row r as element r. Addresses are a random permutation of
+// the 64 rows written first, so the source of every element is checked.
+TEST(AiterInstructions, DsReadB64Transpose) {
+  const std::string lacks = isatune::test::llvm_lacks("gfx950");
+  if (!lacks.empty())
+    GTEST_SKIP() << lacks;
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  for (uint32_t bits : {16u, 8u, 4u}) {
+    LaneRun r;
+    r.target = "gfx950";
+    r.nin = 3, r.nout = 2;
+    r.lds = 512;
+    r.body = "  v_lshlrev_b32 v3, 3, v0\n  ds_write_b64 v3, v[10:11]\n  s_waitcnt lgkmcnt(0)\n"
+             "  v_lshlrev_b32 v4, 3, v12\n  ds_read_b64_tr_b" +
+             std::to_string(bits) + " v[40:41], v4\n  s_waitcnt lgkmcnt(0)\n";
+    std::vector<uint32_t> perm(64);
+    for (uint32_t l = 0; l < 64; ++l)
+      perm[l] = l;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    r.in.resize(64 * 3);
+    for (uint32_t l = 0; l < 64; ++l)
+      r.in[3 * l] = rng(), r.in[3 * l + 1] = rng(), r.in[3 * l + 2] = perm[l];
+    auto out = r.run();
+    ASSERT_EQ(out.size(), 128u);
+    auto row_of = [&](uint32_t lane) { // the 64 bits lane `lane` read
+      uint32_t src = perm[lane];
+      return uint64_t(r.in[3 * src]) | uint64_t(r.in[3 * src + 1]) << 32;
+    };
+    const uint32_t E = 64 / bits, blocks = 16 / E;
+    const uint64_t mask = (1ull << bits) - 1;
+    for (uint32_t l = 0; l < 64; ++l) {
+      const uint32_t g = l / 16 * 16, i = l % 16;
+      uint64_t want = 0;
+      for (uint32_t e = 0; e < E; ++e) {
+        uint32_t src_lane = g + blocks * e + i / E; // row e, the block holding column i
+        want |= ((row_of(src_lane) >> (bits * (i % E))) & mask) << (bits * e);
+      }
+      uint64_t got = uint64_t(out[2 * l]) | uint64_t(out[2 * l + 1]) << 32;
+      EXPECT_EQ(got, want) << "ds_read_b64_tr_b" << bits << " lane " << l << " seed " << seed;
+    }
+  }
+}
