@@ -45,9 +45,10 @@ const MfmaShape kShapes[] = {
     {"V_MFMA_F32_16X16X4F32", 16, 16, 4, MType::f32, MType::f32, 1, 4, {32, 32, 32}},
 };
 
-// The arithmetic runs on GCC/Clang vector extensions (4 lanes of f32 or u32: one SSE2 / NEON register): D is kept as an M x N matrix, row i
-// accumulating a[i][k] * b[k][0..N) for k = 0, 1, ... in turn, so every element still sums its products in K order
-// exactly as the scalar loop did (same roundings, same results), at several times the speed.
+// The arithmetic runs on GCC/Clang vector extensions (4 lanes of f32 or u32: one SSE2 / NEON register). D is
+// kept as an M x N matrix, row i accumulating a[i][k] * b[k][0..N) for k = 0, 1, ... in turn, so every element
+// still sums its products in K order exactly as the scalar loop did (same roundings, same results), several
+// times faster.
 typedef float F32x4 __attribute__((vector_size(16)));
 typedef uint32_t U32x4 __attribute__((vector_size(16)));
 

@@ -566,3 +566,73 @@ INSTANTIATE_TEST_SUITE_P(Kernels, AiterFmhaFwd,
                                ch = '_';
                            return s;
                          });
+
+// i8 GEMM "a8w8" I8gemm_bf16_perTokenI8_BpreShuffle_16x128 (host csrc/py_itfs_cu/asm_gemm_a8w8.cu; AITER's test
+// op_tests/test_gemm_a8w8.py): C[M,N] = bf16((sum_k A[m,k] B[n,k]) sa[m] sb[n] + bias[n]), A i8 [M,K] with
+// rows padded by 128 bytes (lda = K + 128, as AITER's test), B i8 [N,K] pre-shuffled with shuffle_weight(B,
+// layout=(16,16)): Bs[n0][k0][k1][n1][k2] = B[16 n0 + n1][32 k0 + 16 k1 + k2]; per-token fp32 scales, fp32 bias.
+// M ragged (the 16-row tile's tail through the range check), N % 128 == 0, K % 128 == 0; splitK 1. C rows
+// padded with sentinels. The gfx950 file is the gfx942 one relabelled. The bf16 output is truncated (RTZ).
+TEST_P(AiterKernel, I8GemmPerTokenBpreShuffle) {
+  const std::string name = arch() + "/I8gemm_bf16_perTokenI8_BpreShuffle_16x128.co";
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  const uint32_t M = 1 + rng() % 60, N = 128 * (1 + rng() % 2), K = 128 * (1 + rng() % 4), lda = K + 128;
+  const uint32_t ldc = N + 8 * (1 + rng() % 3); // elements
+  std::vector<int8_t> A(size_t(M) * lda), B(size_t(N) * K), Bs(size_t(N) * K);
+  for (auto& x : A)
+    x = int8_t(rng());
+  for (auto& x : B)
+    x = int8_t(rng());
+  for (uint32_t n0 = 0; n0 < N / 16; ++n0)
+    for (uint32_t k0 = 0; k0 < K / 32; ++k0)
+      for (uint32_t k1 = 0; k1 < 2; ++k1)
+        for (uint32_t n1 = 0; n1 < 16; ++n1)
+          for (uint32_t k2 = 0; k2 < 16; ++k2)
+            Bs[(((size_t(n0) * (K / 32) + k0) * 2 + k1) * 16 + n1) * 16 + k2] =
+                B[size_t(16 * n0 + n1) * K + 32 * k0 + 16 * k1 + k2];
+  std::uniform_real_distribution<float> us(1e-3f, 2e-2f), ub(-10, 10);
+  std::vector<float> sa(M), sb(N), bias(N);
+  for (auto& x : sa)
+    x = us(rng);
+  for (auto& x : sb)
+    x = us(rng);
+  for (auto& x : bias)
+    x = ub(rng);
+  const uint16_t sentinel = 0x7f7f;
+  std::vector<uint16_t> C(size_t(M) * ldc, sentinel);
+
+  EmuDevice dev({.target = arch()});
+  uint64_t pa = upload(dev, A), pb = upload(dev, Bs), psa = upload(dev, sa), psb = upload(dev, sb),
+           pbias = upload(dev, bias), pc = upload(dev, C);
+  auto code = fixture(name);
+  auto fn = dev.load(code)->function(code.kernels.at(0).name);
+  AiterArgs a;
+  a.ptr(pc), a.ptr(pa), a.ptr(pb), a.ptr(psa), a.ptr(psb), a.ptr(pbias);
+  a.u32(M), a.u32(N), a.u32(K), a.u32(lda), a.u32(K), a.u32(ldc * 2), a.u32(1);
+  dev.launch(*fn, {{N / 128, (M + 15) / 16, 1}, {256, 1, 1}}, a.bytes);
+  auto got = download<uint16_t>(dev, pc, C.size());
+
+  int bad = 0;
+  for (uint32_t m = 0; m < M; ++m)
+    for (uint32_t c = 0; c < ldc; ++c) {
+      uint16_t g = got[size_t(m) * ldc + c];
+      if (c >= N) {
+        if (g != sentinel && bad++ < 5)
+          ADD_FAILURE() << "padding written at row " << m << " col " << c;
+        continue;
+      }
+      int64_t acc = 0;
+      for (uint32_t k = 0; k < K; ++k)
+        acc += int64_t(A[size_t(m) * lda + k]) * B[size_t(c) * K + k];
+      // The kernel rounds toward zero (v_perm_b32 0x07060302 keeps the high halves): within one bf16 ulp of the
+      // float64 result and never larger in magnitude (up to the fp32 arithmetic before it).
+      const double ref = double(acc) * sa[m] * sb[c] + bias[c];
+      const double v = bf16_value(g), slack = 1e-6 * (std::fabs(double(acc) * sa[m] * sb[c]) + 10);
+      if (!(std::fabs(v - ref) <= std::ldexp(std::fabs(ref), -7) + slack && std::fabs(v) <= std::fabs(ref) + slack) &&
+          bad++ < 5)
+        ADD_FAILURE() << "C[" << m << "," << c << "] " << bf16_value(g) << " want " << ref;
+    }
+  EXPECT_EQ(bad, 0) << name << " M" << M << " N" << N << " K" << K << " seed " << seed;
+  EXPECT_EQ(unexplained(dev, name), "") << name;
+}
