@@ -636,3 +636,83 @@ TEST_P(AiterKernel, I8GemmPerTokenBpreShuffle) {
   EXPECT_EQ(bad, 0) << name << " M" << M << " N" << N << " K" << K << " seed " << seed;
   EXPECT_EQ(unexplained(dev, name), "") << name;
 }
+
+// fp8 block-scale GEMM fp8gemm_bf16_blockscale_BpreShuffle_32x128 (host csrc/py_itfs_cu/
+// asm_a8w8_blockscale_bpreshuffle.cu; AITER's test op_tests/test_gemm_a8w8_blockscale.py): C[M,N] = bf16(sum_kb
+// sa[kb][m] sb[n/128][kb] sum_{k in block kb} A[m,k] B[n,k]), 128-wide K blocks, A fp8 [M,K], B fp8 [N,K]
+// pre-shuffled as the i8 GEMM's, sa stored transposed ([K/128][M], as AITER's x_scale_t), sb [N/128][K/128], the
+// fp32 bias a zero buffer (as the host passes when there is none). fp8 is FNUZ e4m3 on gfx942 and OCP e4m3 on
+// gfx950 (the gfx950 file is the gfx942 one relabelled: the same code reads its inputs as OCP there, which is
+// what AITER's host gives it). M ragged, N % 128 == 0, K % 128 == 0, C rows padded with sentinels.
+TEST_P(AiterKernel, Fp8GemmBlockScale) {
+  const std::string name = arch() + "/fp8gemm_bf16_blockscale_BpreShuffle_32x128.co";
+  const bool fnuz = arch() == "gfx942";
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  const uint32_t M = 1 + rng() % 70, N = 128 * (1 + rng() % 2), K = 128 * (1 + rng() % 4);
+  const uint32_t ldc = N + 8 * (1 + rng() % 3), KB = K / 128, NB = N / 128;
+  auto fp8 = [&] { return uint8_t((rng() & 0x80) | (1 + rng() % 9) << 3 | (rng() & 7)); }; // normal, |x| < 2^3
+  auto value = [&](uint8_t x) { // e4m3: bias 8 (FNUZ) or 7 (OCP); the codes drawn above are normal numbers
+    double v = std::ldexp(1.0 + (x & 7) / 8.0, int((x >> 3) & 15) - (fnuz ? 8 : 7));
+    return (x & 0x80) ? -v : v;
+  };
+  std::vector<uint8_t> A(size_t(M) * K), B(size_t(N) * K), Bs(size_t(N) * K);
+  for (auto& x : A)
+    x = fp8();
+  for (auto& x : B)
+    x = fp8();
+  for (uint32_t n0 = 0; n0 < N / 16; ++n0)
+    for (uint32_t k0 = 0; k0 < K / 32; ++k0)
+      for (uint32_t k1 = 0; k1 < 2; ++k1)
+        for (uint32_t n1 = 0; n1 < 16; ++n1)
+          for (uint32_t k2 = 0; k2 < 16; ++k2)
+            Bs[(((size_t(n0) * (K / 32) + k0) * 2 + k1) * 16 + n1) * 16 + k2] =
+                B[size_t(16 * n0 + n1) * K + 32 * k0 + 16 * k1 + k2];
+  std::uniform_real_distribution<float> us(0.01f, 1.0f);
+  std::vector<float> sa(size_t(KB) * M), sb(size_t(NB) * KB), bias(N, 0.0f);
+  for (auto& x : sa)
+    x = us(rng);
+  for (auto& x : sb)
+    x = us(rng);
+  const uint16_t sentinel = 0x7f7f;
+  std::vector<uint16_t> C(size_t(M) * ldc, sentinel);
+
+  EmuDevice dev({.target = arch()});
+  uint64_t pa = upload(dev, A), pb = upload(dev, Bs), psa = upload(dev, sa), psb = upload(dev, sb),
+           pbias = upload(dev, bias), pc = upload(dev, C);
+  auto code = fixture(name);
+  auto fn = dev.load(code)->function(code.kernels.at(0).name);
+  AiterArgs a;
+  a.ptr(pc), a.ptr(pa), a.ptr(pb), a.ptr(psa), a.ptr(psb), a.ptr(pbias);
+  a.u32(M), a.u32(N), a.u32(K), a.u32(K), a.u32(K), a.u32(ldc * 2), a.u32(1), a.u32(M), a.u32(NB), a.u32(KB);
+  dev.launch(*fn, {{N / 128, (M + 31) / 32, 1}, {256, 1, 1}}, a.bytes);
+  auto got = download<uint16_t>(dev, pc, C.size());
+
+  int bad = 0;
+  double worst = 0;
+  for (uint32_t m = 0; m < M; ++m)
+    for (uint32_t c = 0; c < ldc; ++c) {
+      uint16_t g = got[size_t(m) * ldc + c];
+      if (c >= N) {
+        if (g != sentinel && bad++ < 5)
+          ADD_FAILURE() << "padding written at row " << m << " col " << c;
+        continue;
+      }
+      double ref = 0, mag = 0;
+      for (uint32_t kb = 0; kb < KB; ++kb) {
+        double blk = 0, bmag = 0;
+        for (uint32_t k = 128 * kb; k < 128 * kb + 128; ++k) {
+          double t = value(A[size_t(m) * K + k]) * value(B[size_t(c) * K + k]);
+          blk += t, bmag += std::fabs(t);
+        }
+        const double s = double(sa[size_t(kb) * M + m]) * sb[size_t(c / 128) * KB + kb];
+        ref += s * blk, mag += s * bmag;
+      }
+      const double err = std::fabs(bf16_value(g) - ref);
+      worst = std::max(worst, err / (std::ldexp(std::fabs(ref), -7) + 1e-6 * mag));
+      if (!(err <= std::ldexp(std::fabs(ref), -7) + 1e-6 * mag) && bad++ < 5)
+        ADD_FAILURE() << "C[" << m << "," << c << "] " << bf16_value(g) << " want " << ref;
+    }
+  EXPECT_EQ(bad, 0) << name << " M" << M << " N" << N << " K" << K << " seed " << seed << " worst " << worst;
+  EXPECT_EQ(unexplained(dev, name), "") << name;
+}
