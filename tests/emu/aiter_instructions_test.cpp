@@ -805,3 +805,47 @@ TEST(AiterInstructions, DsReadB64Transpose) {
     }
   }
 }
+
+// v_cvt_off_f32_i4 (and its SDWA form, which AITER's int4 MoE kernels use to reach each byte): S0[3:0] as a
+// signed 4-bit integer in sixteenths, per the ISA's lookup table (1000 -> -0.5, 0111 -> 0.4375); the SDWA select
+// picks the byte or word first, the low nibble of which is converted. Every nibble value appears.
+TEST(AiterInstructions, CvtOffF32I4) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  LaneRun r;
+  r.nin = 1, r.nout = 5;
+  r.body = "  v_cvt_off_f32_i4 v40, v10\n  v_cvt_off_f32_i4_e64 v41, v10\n"
+           "  v_cvt_off_f32_i4_sdwa v42, v10 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_1\n"
+           "  v_cvt_off_f32_i4_sdwa v43, v10 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_3\n"
+           "  v_cvt_off_f32_i4_sdwa v44, v10 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_1\n";
+  r.in.resize(64);
+  for (uint32_t l = 0; l < 64; ++l)
+    r.in[l] = (rng() & ~0xfu) | (l & 15);
+  auto out = r.run();
+  ASSERT_EQ(out.size(), 64u * 5);
+  const float table[16] = {0.0f,     0.0625f,  0.125f,   0.1875f,  0.25f,    0.3125f,  0.375f,   0.4375f,
+                           -0.5f,    -0.4375f, -0.375f,  -0.3125f, -0.25f,   -0.1875f, -0.125f,  -0.0625f};
+  for (uint32_t l = 0; l < 64; ++l) {
+    const uint32_t x = r.in[l];
+    const std::string at = "lane " + std::to_string(l) + " seed " + std::to_string(seed);
+    EXPECT_EQ(out[5 * l], fbits(table[x & 15])) << at;
+    EXPECT_EQ(out[5 * l + 1], fbits(table[x & 15])) << at;
+    EXPECT_EQ(out[5 * l + 2], fbits(table[(x >> 8) & 15])) << at;
+    EXPECT_EQ(out[5 * l + 3], fbits(table[(x >> 24) & 15])) << at;
+    EXPECT_EQ(out[5 * l + 4], fbits(table[(x >> 16) & 15])) << at;
+  }
+}
+
+// s_trap stops the launch with an error that names the trap (no trap handler is modelled).
+TEST(AiterInstructions, TrapStopsTheLaunch) {
+  const std::string text = kernel_text("gfx942", "  s_trap 2\n");
+  auto code = toolchain::make_assembler("llvm")->assemble(text, {"gfx942", "trap.s"}).code;
+  EmuDevice dev({.target = "gfx942"});
+  std::vector<uint8_t> args(32, 0);
+  try {
+    dev.launch(*dev.load(code)->function("k"), {{1, 1, 1}, {64, 1, 1}}, args);
+    ADD_FAILURE() << "s_trap did not stop the launch";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("trapped (s_trap 2"), std::string::npos) << e.what();
+  }
+}
