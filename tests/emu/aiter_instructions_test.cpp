@@ -849,3 +849,23 @@ TEST(AiterInstructions, TrapStopsTheLaunch) {
     EXPECT_NE(std::string(e.what()).find("trapped (s_trap 2"), std::string::npos) << e.what();
   }
 }
+
+// ds_read_b64_tr_b16 with EXEC not all ones is undefined in the CDNA4 ISA: the launch stops rather than guess.
+TEST(AiterInstructions, DsReadB64TransposeNeedsFullExec) {
+  const std::string lacks = isatune::test::llvm_lacks("gfx950");
+  if (!lacks.empty())
+    GTEST_SKIP() << lacks;
+  const std::string text = kernel_text("gfx950",
+                                       "  v_mov_b32 v4, 0\n  s_mov_b64 exec, 0xffff\n"
+                                       "  ds_read_b64_tr_b16 v[40:41], v4\n  s_waitcnt lgkmcnt(0)\n",
+                                       512);
+  auto code = toolchain::make_assembler("llvm")->assemble(text, {"gfx950", "tr.s"}).code;
+  EmuDevice dev({.target = "gfx950"});
+  std::vector<uint8_t> args(32, 0);
+  try {
+    dev.launch(*dev.load(code)->function("k"), {{1, 1, 1}, {64, 1, 1}}, args);
+    ADD_FAILURE() << "ds_read_b64_tr_b16 ran with a partial EXEC";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("EXEC not all ones"), std::string::npos) << e.what();
+  }
+}
