@@ -7,9 +7,13 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstring>
+#include <random>
 #include <string>
+#include <vector>
 #include <thread>
 
+#include "isatune/codeobj/reader.h"
 #include "isatune/emu/emulator.h"
 #include "isatune/toolchain/assembler.h"
 
@@ -121,9 +125,75 @@ void run_bench(benchmark::State& state, const std::string& text, const std::stri
 void BM_Valu(benchmark::State& state) { run_bench(state, valu_kernel(), "valu_heavy", 0); }
 void BM_Mfma(benchmark::State& state) { run_bench(state, mfma_kernel(), "mfma_heavy", 8 * 16); }
 
+// AMD's production fmha forward kernel (AITER fmha_v3_fwd hd128 bf16 rtne, gfx942; tests/fixtures/aiter), as the
+// AITER host launches it (csrc/cpp_itfs/mha_fwd.cu): B 1, 2 heads, seqlen_q = seqlen_k = 512, BSHD, random bf16
+// inputs; 4 workgroups of 8 waves. Every wave does 32 MFMAs (v_mfma_f32_32x32x8_bf16: 16 for its 32x32 block of
+// Q K^T over d = 128, 16 for its 32x128 block of P V) per 32-key step, so 32 x 512 / 32 x 32 waves = 16,384 MFMAs
+// per launch (counted from the kernel structure; a temporary counter in the MFMA handler gave the same 16,384).
+void BM_AiterFmhaFwd(benchmark::State& state) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = state.range(0) == 0 ? hw : unsigned(state.range(0));
+  auto dev = emu::make_emu_device({.target = "gfx942"});
+  dev->set_threads(threads);
+  CodeObject code;
+  try {
+    code = codeobj::read_code_object_file(std::string(ISATUNE_BENCH_FIXTURES_DIR) +
+                                          "/aiter/gfx942/fwd_hd128_bf16_rtne.co");
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  auto module = dev->load(code);
+  auto fn = module->function(code.kernels.at(0).name);
+  const uint32_t B = 1, H = 2, S = 512, D = 128, row = H * D * 2;
+  std::mt19937 rng(1);
+  std::vector<uint16_t> qkv(size_t(B) * S * H * D);
+  for (auto& x : qkv)
+    x = uint16_t(0x3c00 + rng() % 0x400) ^ uint16_t((rng() & 1) << 15); // bf16 of magnitude 2^-7 .. 2^-6
+  const size_t bytes = qkv.size() * 2;
+  uint64_t pq = dev->alloc(bytes), pk = dev->alloc(bytes), pv = dev->alloc(bytes), po = dev->alloc(bytes);
+  uint64_t pl = dev->alloc(size_t(B) * H * S * 4);
+  for (uint64_t p : {pq, pk, pv})
+    dev->copy_to_device(p, qkv.data(), bytes);
+  std::vector<uint8_t> args;
+  auto slot = [&](const void* v, size_t n) {
+    size_t at = args.size();
+    args.resize(at + 16, 0);
+    std::memcpy(args.data() + at, v, n);
+  };
+  auto ptr = [&](uint64_t p) { slot(&p, 8); };
+  auto u32 = [&](uint32_t v) { slot(&v, 4); };
+  const float scale = 0.08838834764831845f; // 1/sqrt(128)
+  ptr(po), ptr(pq), ptr(pk), ptr(pv), ptr(pl), slot(&scale, 4);
+  u32(S), u32(row), u32(256 * row), u32(D * 2), u32(S * row), u32(1), u32(row), u32(D * 2), u32(S * row);
+  u32(5), u32(1), u32(S), u32(D), u32(D), u32(H), u32(row), u32(D * 2), u32(S * row);
+  u32(row), u32(D * 2), u32(S * row), ptr(0), ptr(0), u32(S * 4);
+  for (int i = 0; i < 5; ++i)
+    ptr(0);
+  for (int i = 0; i < 6; ++i)
+    u32(0);
+  loader::LaunchConfig cfg;
+  cfg.grid = {S / 256, H, B};
+  cfg.block = {512, 1, 1};
+  uint64_t lanes = 0, waves = 0;
+  for (auto _ : state) {
+    dev->launch(*fn, cfg, args);
+    lanes += dev->last_launch().lane_instructions;
+    waves += dev->last_launch().instructions;
+  }
+  const double mfma_per_launch = 32.0 * (S / 32) * (S / 256) * H * B * 8;
+  state.counters["workers"] = threads;
+  state.counters["lane_ips"] = benchmark::Counter(double(lanes), benchmark::Counter::kIsRate);
+  state.counters["lane_ips_per_thread"] = benchmark::Counter(double(lanes) / threads, benchmark::Counter::kIsRate);
+  state.counters["wave_ips"] = benchmark::Counter(double(waves), benchmark::Counter::kIsRate);
+  state.counters["mfma_ips"] =
+      benchmark::Counter(mfma_per_launch * double(state.iterations()), benchmark::Counter::kIsRate);
+}
+
 // Arg: worker threads (0: all hardware threads).
 BENCHMARK(BM_Valu)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Mfma)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AiterFmhaFwd)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 } // namespace
 

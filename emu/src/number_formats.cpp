@@ -2,17 +2,6 @@
 
 namespace isatune::emu {
 
-float f16_to_f32(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  if (exp == 0) {
-    float v = std::ldexp(float(man), -24);
-    return sign ? -v : v;
-  }
-  if (exp == 31) return as_f(sign | 0x7f800000u | (man << 13));
-  return as_f(sign | ((exp + 112) << 23) | (man << 13));
-}
-
 uint16_t f32_to_f16(float f) {
   uint32_t x = as_u(f);
   uint16_t sign = uint16_t((x >> 16) & 0x8000);

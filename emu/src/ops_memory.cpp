@@ -307,6 +307,37 @@ void ds_read(Wave& w, const Inst& in) {
   });
   lds_pending(w, in, uint16_t(dwords));
 }
+// gfx950 ds_read_b64_tr_b{16,8,4} (CDNA4 ISA 11.4, "MFMA Transpose Load from LDS"): each lane reads 64 bits, E
+// = 64/BITS elements, and every 16-lane group transposes them: the 16 lanes hold E rows (K) x 16/E blocks of E
+// columns, lane s = (16/E)*row + block, and lane i gets column i of all E rows, row r as element r (packed low
+// first). So element e of lane i comes from lane (16/E)*e + i/E, element i mod E. The lane order of the blocks
+// ("two interleaved 8x8 byte transposes" for b8, as AMD's descriptions of the b8 form put it) is the one that makes
+// AITER's gfx950 fmha forward kernel (V through ds_read_b64_tr_b16) match its float64 reference; the blocked order
+// fails it. EXEC must be all ones (the ISA leaves anything else undefined): the launch stops otherwise.
+template <uint32_t BITS>
+void ds_read_tr(Wave& w, const Inst& in) {
+  if (w.exec() != ~0ull) unsupported(w, "ds_read_b64_tr_b* with EXEC not all ones (undefined in the CDNA4 ISA)");
+  const uint32_t* addr = w.v[in.src[0].reg].data();
+  const Opnd& d = in.dst[0];
+  constexpr int E = 64 / int(BITS), blocks = 16 / E;
+  constexpr uint64_t mask = (1ull << BITS) - 1;
+  uint64_t src[64], out[64];
+  for (int l = 0; l < 64; ++l) {
+    src[l] = 0;
+    if (const uint8_t* p = lds_ptr(w, uint64_t(addr[l]) + uint64_t(in.imm[0]), 8, false)) std::memcpy(&src[l], p, 8);
+  }
+  for (int l = 0; l < 64; ++l) {
+    const int g = l & ~15, i = l & 15;
+    out[l] = 0;
+    for (int e = 0; e < E; ++e)
+      out[l] |= ((src[g + blocks * e + i / E] >> (BITS * uint32_t(i % E))) & mask) << (BITS * uint32_t(e));
+  }
+  for (int l = 0; l < 64; ++l) {
+    w.v[d.reg][l] = uint32_t(out[l]);
+    w.v[d.reg + 1][l] = uint32_t(out[l] >> 32);
+  }
+  lds_pending(w, in, 2);
+}
 // ds_write_bN: [addr, data] imm: offset
 template <uint32_t BYTES>
 void ds_write(Wave& w, const Inst& in) {
@@ -453,6 +484,9 @@ void register_memory_ops() {
   add_op("DS_READ_B64", ds_read<8, Ext::none>, Cat::ds);
   add_op("DS_READ_B96", ds_read<12, Ext::none>, Cat::ds);
   add_op("DS_READ_B128", ds_read<16, Ext::none>, Cat::ds);
+  add_op("DS_READ_B64_TR_B16", ds_read_tr<16>, Cat::ds);
+  add_op("DS_READ_B64_TR_B8", ds_read_tr<8>, Cat::ds);
+  add_op("DS_READ_B64_TR_B4", ds_read_tr<4>, Cat::ds);
   add_op("DS_WRITE_B8", ds_write<1>, Cat::ds);
   add_op("DS_WRITE_B16", ds_write<2>, Cat::ds);
   add_op("DS_WRITE_B32", ds_write<4>, Cat::ds);

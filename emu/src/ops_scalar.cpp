@@ -252,6 +252,13 @@ void register_scalar_ops() {
   OP("S_BARRIER", barrier, { w.at_barrier = true; });
   OP("S_NOP", nop, {});
   OP("S_SETPRIO", salu, {});
+  // S_TRAP enters the trap handler (CDNA3 ISA SOPP); the emulator has none, so the launch stops as a GPU queue
+  // would under ROCm, which aborts it (HSA trap ABI: 2 is llvm.trap / abort). AITER's only use is the
+  // kernarg-preload stub at the entry, which preload-capable firmware skips (execution starts at entry + 256).
+  OP("S_TRAP", salu, {
+    unsupported(w, "the kernel trapped (s_trap " + std::to_string(in.imm[0] & 0xff) +
+                       "; no trap handler is modelled, ROCm would abort the queue)");
+  });
   // VGPR indexing (gpr_index.h; CDNA3 ISA S_SET_GPR_IDX_*): the index and the mode live in M0.
   OP("S_SET_GPR_IDX_ON", salu, {
     w.s[kM0] = (w.s[kM0] & ~0xf0ffu) | (sread(w, in.src[0]) & 0xff) | (uint32_t(in.imm[0] & 0xf) << 12);

@@ -480,6 +480,9 @@ uint32_t sdwa_dst(uint32_t old, uint32_t r, int64_t sel, int64_t unused) {
   if (unused == 1 && ((r >> (bits - 1)) & 1)) return v | uint32_t(~((uint64_t(1) << (shift + bits)) - 1));
   return v;
 }
+float cvt_off_f32_i4(uint32_t a) {
+  return float(int32_t(a << 28) >> 28) * 0.0625f;
+}
 template <class F> // f(a, b, src0 modifiers) on the selected sources
 void sdwa_op(Wave& w, const Inst& in, F f) {
   const bool vop2 = in.nsrc >= 2;
@@ -688,6 +691,9 @@ void register_vector_ops() {
   OP("V_CVT_F32_UBYTE3", { vu1(w, in, [](uint32_t a) { return as_u(float(a >> 24)); }); });
   OP("V_CVT_F16_F32", { vu1(w, in, [](uint32_t a) { return uint32_t(f32_to_f16(as_f(a))); }); });
   OP("V_CVT_F32_F16", { vu1(w, in, [](uint32_t a) { return as_u(f16_to_f32(uint16_t(a))); }); });
+  // V_CVT_OFF_F32_I4: S0[3:0] as a signed 4-bit integer in sixteenths, 1000 -> -0.5 .. 0111 -> 0.4375 (the ISA's
+  // lookup table, CDNA3 ISA VOP1; identical in the GCN3 and RDNA ISA documents).
+  OP("V_CVT_OFF_F32_I4", { vu1(w, in, [](uint32_t a) { return as_u(cvt_off_f32_i4(a)); }); });
   OP("V_CVT_F32_BF16", { vu1(w, in, [](uint32_t a) { return as_u(bf16_to_f32(uint16_t(a))); }); });
   OP("V_CVT_PKRTZ_F16_F32", {
     vu2(w, in, [](uint32_t a, uint32_t b) {
@@ -804,6 +810,9 @@ void register_vector_ops() {
   }, Cat::valu);
   add_op("V_CVT_F16_F32_SDWA", [](Wave& w, const Inst& in) {
     sdwa_op(w, in, [](uint32_t a, uint32_t, uint8_t m) { return uint32_t(f32_to_f16(fmod32(a, m & 3))); });
+  }, Cat::valu);
+  add_op("V_CVT_OFF_F32_I4_SDWA", [](Wave& w, const Inst& in) {
+    sdwa_op(w, in, [](uint32_t a, uint32_t, uint8_t) { return as_u(cvt_off_f32_i4(a)); });
   }, Cat::valu);
   add_op("V_LSHLREV_B32_SDWA", [](Wave& w, const Inst& in) {
     sdwa_op(w, in, [](uint32_t a, uint32_t b, uint8_t) { return b << (a & 31); });

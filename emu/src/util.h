@@ -86,7 +86,17 @@ inline float fmod32(uint32_t x, uint8_t mods) {
   return as_f(x);
 }
 
-float f16_to_f32(uint16_t h);
+// Inline: the MFMA operand gather calls it for every f16 element.
+inline float f16_to_f32(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  if (exp == 0) {
+    float v = float(man) * 0x1p-24f; // subnormal or zero: exact (man < 2^10)
+    return sign ? -v : v;
+  }
+  if (exp == 31) return as_f(sign | 0x7f800000u | (man << 13));
+  return as_f(sign | ((exp + 112) << 23) | (man << 13));
+}
 uint16_t f32_to_f16(float f);        // round to nearest even
 inline float bf16_to_f32(uint16_t b) { return as_f(uint32_t(b) << 16); }
 uint16_t f32_to_bf16(float f);       // round to nearest even, NaN kept quiet

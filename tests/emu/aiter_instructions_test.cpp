@@ -759,3 +759,113 @@ TEST(AiterInstructions, CmpSdwa) {
 }
 
 } // namespace
+
+// gfx950 ds_read_b64_tr_b16 / _b8 / _b4 (CDNA4 ISA 11.4): each lane reads 64 bits at its own address; every 16-lane
+// group holds E = 64/bits rows of 16 columns, lane 16g + s holding row s / (16/E), columns E (s mod 16/E) ..
+// +E-1; lane 16g + i returns column i of the E rows, row r as element r. Addresses are a random permutation of
+// the 64 rows written first, so the source of every element is checked.
+TEST(AiterInstructions, DsReadB64Transpose) {
+  const std::string lacks = isatune::test::llvm_lacks("gfx950");
+  if (!lacks.empty())
+    GTEST_SKIP() << lacks;
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  for (uint32_t bits : {16u, 8u, 4u}) {
+    LaneRun r;
+    r.target = "gfx950";
+    r.nin = 3, r.nout = 2;
+    r.lds = 512;
+    r.body = "  v_lshlrev_b32 v3, 3, v0\n  ds_write_b64 v3, v[10:11]\n  s_waitcnt lgkmcnt(0)\n"
+             "  v_lshlrev_b32 v4, 3, v12\n  ds_read_b64_tr_b" +
+             std::to_string(bits) + " v[40:41], v4\n  s_waitcnt lgkmcnt(0)\n";
+    std::vector<uint32_t> perm(64);
+    for (uint32_t l = 0; l < 64; ++l)
+      perm[l] = l;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    r.in.resize(64 * 3);
+    for (uint32_t l = 0; l < 64; ++l)
+      r.in[3 * l] = rng(), r.in[3 * l + 1] = rng(), r.in[3 * l + 2] = perm[l];
+    auto out = r.run();
+    ASSERT_EQ(out.size(), 128u);
+    auto row_of = [&](uint32_t lane) { // the 64 bits lane `lane` read
+      uint32_t src = perm[lane];
+      return uint64_t(r.in[3 * src]) | uint64_t(r.in[3 * src + 1]) << 32;
+    };
+    const uint32_t E = 64 / bits, blocks = 16 / E;
+    const uint64_t mask = (1ull << bits) - 1;
+    for (uint32_t l = 0; l < 64; ++l) {
+      const uint32_t g = l / 16 * 16, i = l % 16;
+      uint64_t want = 0;
+      for (uint32_t e = 0; e < E; ++e) {
+        uint32_t src_lane = g + blocks * e + i / E; // row e, the block holding column i
+        want |= ((row_of(src_lane) >> (bits * (i % E))) & mask) << (bits * e);
+      }
+      uint64_t got = uint64_t(out[2 * l]) | uint64_t(out[2 * l + 1]) << 32;
+      EXPECT_EQ(got, want) << "ds_read_b64_tr_b" << bits << " lane " << l << " seed " << seed;
+    }
+  }
+}
+
+// v_cvt_off_f32_i4 (and its SDWA form, which AITER's int4 MoE kernels use to reach each byte): S0[3:0] as a
+// signed 4-bit integer in sixteenths, per the ISA's lookup table (1000 -> -0.5, 0111 -> 0.4375); the SDWA select
+// picks the byte or word first, the low nibble of which is converted. Every nibble value appears.
+TEST(AiterInstructions, CvtOffF32I4) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  LaneRun r;
+  r.nin = 1, r.nout = 5;
+  r.body = "  v_cvt_off_f32_i4 v40, v10\n  v_cvt_off_f32_i4_e64 v41, v10\n"
+           "  v_cvt_off_f32_i4_sdwa v42, v10 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_1\n"
+           "  v_cvt_off_f32_i4_sdwa v43, v10 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_3\n"
+           "  v_cvt_off_f32_i4_sdwa v44, v10 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_1\n";
+  r.in.resize(64);
+  for (uint32_t l = 0; l < 64; ++l)
+    r.in[l] = (rng() & ~0xfu) | (l & 15);
+  auto out = r.run();
+  ASSERT_EQ(out.size(), 64u * 5);
+  const float table[16] = {0.0f,     0.0625f,  0.125f,   0.1875f,  0.25f,    0.3125f,  0.375f,   0.4375f,
+                           -0.5f,    -0.4375f, -0.375f,  -0.3125f, -0.25f,   -0.1875f, -0.125f,  -0.0625f};
+  for (uint32_t l = 0; l < 64; ++l) {
+    const uint32_t x = r.in[l];
+    const std::string at = "lane " + std::to_string(l) + " seed " + std::to_string(seed);
+    EXPECT_EQ(out[5 * l], fbits(table[x & 15])) << at;
+    EXPECT_EQ(out[5 * l + 1], fbits(table[x & 15])) << at;
+    EXPECT_EQ(out[5 * l + 2], fbits(table[(x >> 8) & 15])) << at;
+    EXPECT_EQ(out[5 * l + 3], fbits(table[(x >> 24) & 15])) << at;
+    EXPECT_EQ(out[5 * l + 4], fbits(table[(x >> 16) & 15])) << at;
+  }
+}
+
+// s_trap stops the launch with an error that names the trap (no trap handler is modelled).
+TEST(AiterInstructions, TrapStopsTheLaunch) {
+  const std::string text = kernel_text("gfx942", "  s_trap 2\n");
+  auto code = toolchain::make_assembler("llvm")->assemble(text, {"gfx942", "trap.s"}).code;
+  EmuDevice dev({.target = "gfx942"});
+  std::vector<uint8_t> args(32, 0);
+  try {
+    dev.launch(*dev.load(code)->function("k"), {{1, 1, 1}, {64, 1, 1}}, args);
+    ADD_FAILURE() << "s_trap did not stop the launch";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("trapped (s_trap 2"), std::string::npos) << e.what();
+  }
+}
+
+// ds_read_b64_tr_b16 with EXEC not all ones is undefined in the CDNA4 ISA: the launch stops rather than guess.
+TEST(AiterInstructions, DsReadB64TransposeNeedsFullExec) {
+  const std::string lacks = isatune::test::llvm_lacks("gfx950");
+  if (!lacks.empty())
+    GTEST_SKIP() << lacks;
+  const std::string text = kernel_text("gfx950",
+                                       "  v_mov_b32 v4, 0\n  s_mov_b64 exec, 0xffff\n"
+                                       "  ds_read_b64_tr_b16 v[40:41], v4\n  s_waitcnt lgkmcnt(0)\n",
+                                       512);
+  auto code = toolchain::make_assembler("llvm")->assemble(text, {"gfx950", "tr.s"}).code;
+  EmuDevice dev({.target = "gfx950"});
+  std::vector<uint8_t> args(32, 0);
+  try {
+    dev.launch(*dev.load(code)->function("k"), {{1, 1, 1}, {64, 1, 1}}, args);
+    ADD_FAILURE() << "ds_read_b64_tr_b16 ran with a partial EXEC";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("EXEC not all ones"), std::string::npos) << e.what();
+  }
+}
