@@ -26,6 +26,7 @@
 #include "isatune/tune/replay.h"
 #include "isatune/tune/worker_runner.h"
 #include "isatune/tune/score.h"
+#include "isatune/tune/trace.h"
 #include "isatune/tune/tuner.h"
 #include "table.h"
 
@@ -46,6 +47,7 @@ struct TuneCmdOptions {
   bool no_isolation = false;
   int compile_threads = -1; // -1: every core
   std::string replay;
+  std::string trace; // --trace OUT.jsonl (replay): every evaluation as a JSON line
   std::string strategy = kDefaultStrategy;
   std::string budget = "auto";
   uint64_t seed = 1;
@@ -109,13 +111,20 @@ int run_tune(const TuneCmdOptions& opt) {
     if (opt.kernel.empty()) throw InputError("tune what? give a generator name (e.g. gemm) or --replay FILE");
     return run_tune_generator(opt);
   }
+  if (!opt.db.empty())
+    throw InputError("--db with --replay: a replay measures nothing, so it is not recorded in a tuning database "
+                     "(the database holds measurements of real or emulated devices); drop --db, and use --trace "
+                     "FILE to keep the replay's evaluation sequence");
+  if (!opt.problems_file.empty() || !opt.problem.empty() || !opt.sig.empty())
+    throw InputError("--problem, --problems and --sig describe a generator's job; a --replay file brings its own "
+                     "space and problem");
   ReplayData data = read_replay(opt.replay);
   ReplayEvaluator evaluator(data);
   auto strategy = make_strategy(opt.strategy);
   TuneOptions to;
   to.seed = opt.seed;
   if (opt.budget == "auto") {
-    ScoreSetup s = make_score_setup(data);
+    ScoreSetup s = make_score_setup(data); // the methodology's budget: expected-rank draws x median cost
     to.budget.charged_s = s.budget_s;
   } else {
     to.budget = Budget::parse(opt.budget);
@@ -137,6 +146,14 @@ int run_tune(const TuneCmdOptions& opt) {
   if (tty && !opt.json)
     std::fprintf(stderr, "\r\033[K");
 
+  if (!opt.trace.empty()) {
+    std::ofstream out(opt.trace);
+    if (!out)
+      throw InputError("--trace '" + opt.trace + "': cannot write");
+    write_trace(out, evaluator.space(), r.history);
+    if (!out)
+      throw InputError("--trace '" + opt.trace + "': write failed");
+  }
   std::array<size_t, kStatusCount> by{};
   double charged = r.history.empty() ? 0 : r.history.back().charged_s;
   for (const auto& h : r.history)
@@ -352,6 +369,11 @@ int run_tune_generator(const TuneCmdOptions& opt) {
   TuneResult r = isatune::tune::tune(evaluator.space(), evaluator, *strategy, to);
   evaluator.finish();
   if (tty) std::fprintf(stderr, "\r\033[K");
+  if (!opt.trace.empty()) {
+    std::ofstream out(opt.trace);
+    write_trace(out, evaluator.space(), r.history);
+    if (!out) throw InputError("--trace '" + opt.trace + "': cannot write");
+  }
 
   std::array<size_t, kStatusCount> by{};
   for (const auto& h : r.history) by[static_cast<int>(h.eval.status)]++;
@@ -479,13 +501,17 @@ void add_tune_command(CLI::App& app, const GlobalOptions& global, int& status) {
                 "Run the device in this process (no watchdog: a hang or a fault is not survived)");
   cmd->add_option("-j,--compile-threads", opt->compile_threads, "Compile threads (default: every core)");
   cmd->add_option("--replay", opt->replay, "Recorded tuning space played back as the device");
+  cmd->add_option("--trace", opt->trace,
+                  "Write every evaluation as a JSON line (config, status, time_ms, cost_s, "
+                  "charged_s), e.g. isatune tune --replay pnpoly.json.gz --seed 3 --trace run3.jsonl");
   cmd->add_option("--strategy", opt->strategy,
                   "exhaustive, random, annealing, genetic, ils, hybrid or bayes (default: a Gaussian-process "
                   "model with expected improvement per cost, then local search)");
   cmd->add_option(
       "--budget", opt->budget,
       "N evaluations, a device-time budget (90s, 10m, 2h), or auto: the methodology budget of the file "
-      "(replay) or 200 evaluations (a generator)");
+      "(replay: expected-rank draws of random search to 96% of the way from the median to the optimum, times the "
+      "median recorded cost per evaluation) or 200 evaluations (a generator)");
   cmd->add_option("--seed", opt->seed, "Random seed (runs with the same seed repeat exactly)");
   cmd->add_flag("--json", opt->json, "Print JSON instead of text");
   cmd->add_flag("--history", opt->history, "With --json: include every evaluation in order");
