@@ -27,6 +27,7 @@
 #include "isatune/tune/worker_runner.h"
 #include "isatune/tune/score.h"
 #include "isatune/tune/trace.h"
+#include "isatune/tune/transfer.h"
 #include "isatune/tune/tuner.h"
 #include "table.h"
 
@@ -47,7 +48,9 @@ struct TuneCmdOptions {
   bool no_isolation = false;
   int compile_threads = -1; // -1: every core
   std::string replay;
-  std::string trace; // --trace OUT.jsonl (replay): every evaluation as a JSON line
+  std::string trace; // --trace OUT.jsonl: every evaluation as a JSON line
+  std::string transfer_from; // --transfer-from FILE (replay): seed with the best configurations of a neighbour
+  size_t transfer_top = 5;
   std::string strategy = kDefaultStrategy;
   std::string budget = "auto";
   uint64_t seed = 1;
@@ -121,6 +124,15 @@ int run_tune(const TuneCmdOptions& opt) {
   ReplayData data = read_replay(opt.replay);
   ReplayEvaluator evaluator(data);
   auto strategy = make_strategy(opt.strategy);
+  size_t transfer_seeds = 0;
+  if (!opt.transfer_from.empty()) {
+    auto seeds = best_configs_in(read_replay(opt.transfer_from), evaluator.space(), opt.transfer_top);
+    if (seeds.empty())
+      throw InputError("--transfer-from '" + opt.transfer_from + "': none of its valid configurations is in '" +
+                       opt.replay + "' (the spaces share no parameter values)");
+    transfer_seeds = seeds.size();
+    strategy = make_seeded(std::move(seeds), std::move(strategy));
+  }
   TuneOptions to;
   to.seed = opt.seed;
   if (opt.budget == "auto") {
@@ -173,6 +185,8 @@ int run_tune(const TuneCmdOptions& opt) {
       j["budget_evaluations"] = *to.budget.evaluations;
     j["stop_reason"] = r.stop_reason;
     j["evaluations"] = r.history.size();
+    if (!opt.transfer_from.empty())
+      j["transfer_from"] = opt.transfer_from, j["transfer_seeds"] = transfer_seeds;
     j["charged_s"] = charged;
     j["wall_s"] = r.wall_s;
     for (int i = 0; i < kStatusCount; ++i)
@@ -213,6 +227,8 @@ int run_tune(const TuneCmdOptions& opt) {
   std::cout << "strategy " << opt.strategy << ", seed " << opt.seed << ", budget " << opt.budget
             << (to.budget.charged_s ? " (" + duration(*to.budget.charged_s) + " of device time)" : "")
             << "\n";
+  if (transfer_seeds)
+    std::cout << "seeded with the " << transfer_seeds << " best configurations of " << opt.transfer_from << "\n";
   std::cout << r.history.size() << " evaluations, " << duration(charged)
             << " of recorded device time, stopped: " << r.stop_reason << "\n\n";
   if (r.best) {
@@ -504,6 +520,11 @@ void add_tune_command(CLI::App& app, const GlobalOptions& global, int& status) {
   cmd->add_option("--trace", opt->trace,
                   "Write every evaluation as a JSON line (config, status, time_ms, cost_s, "
                   "charged_s), e.g. isatune tune --replay pnpoly.json.gz --seed 3 --trace run3.jsonl");
+  cmd->add_option("--transfer-from", opt->transfer_from,
+                  "With --replay: a recorded space of the same parameters (another device or size) whose best "
+                  "configurations are evaluated first, e.g. isatune tune --replay A100.json.gz --transfer-from "
+                  "MI250X.json.gz");
+  cmd->add_option("--transfer-top", opt->transfer_top, "How many of its best configurations seed (default 5)");
   cmd->add_option("--strategy", opt->strategy,
                   "exhaustive, random, annealing, genetic, ils, hybrid or bayes (default: a Gaussian-process "
                   "model with expected improvement per cost, then local search)");
