@@ -24,6 +24,7 @@
 #include "isatune/loader/backend.h"
 #include "isatune/tune/generator_evaluator.h"
 #include "isatune/tune/replay.h"
+#include "isatune/tune/rerank.h"
 #include "isatune/tune/worker_runner.h"
 #include "isatune/tune/score.h"
 #include "isatune/tune/trace.h"
@@ -51,6 +52,7 @@ struct TuneCmdOptions {
   std::string trace; // --trace OUT.jsonl: every evaluation as a JSON line
   std::string transfer_from; // --transfer-from FILE (replay): seed with the best configurations of a neighbour
   size_t transfer_top = 5;
+  size_t rerank_top = 5; // --rerank N: re-measure the N best interleaved after the search (0: off)
   std::string strategy = kDefaultStrategy;
   std::string budget = "auto";
   uint64_t seed = 1;
@@ -398,6 +400,19 @@ int run_tune_generator(const TuneCmdOptions& opt) {
     if (r.history[i].eval.status == Status::ok) ok.push_back(i);
   std::stable_sort(ok.begin(), ok.end(),
                    [&](size_t a, size_t b) { return r.history[a].eval.time_ms < r.history[b].eval.time_ms; });
+  // Winners that survive noise: the best candidates measured again, interleaved, decided by their intervals.
+  // Emulated times are instruction-cost estimates, the same every run: nothing to re-rank.
+  std::optional<RerankResult> rr;
+  std::string rerank_note;
+  if (opt.rerank_top >= 2 && ok.size() >= 2) {
+    if (props.emulated) {
+      rerank_note = "not re-ranked: emulated times are estimates without noise";
+    } else {
+      const size_t n = std::min(opt.rerank_top, ok.size());
+      rr = rerank(n, [&](size_t i) { return evaluator.remeasure(r.history[ok[i]].config); });
+      if (rr->winner != 0) std::swap(ok[0], ok[rr->winner]); // the interval's winner is reported as best
+    }
+  }
   const auto st = evaluator.stats();
   const std::string time_kind = props.emulated ? "emulator estimate" : "measured";
 
@@ -442,6 +457,16 @@ int run_tune_generator(const TuneCmdOptions& opt) {
       return e;
     };
     j["best"] = ok.empty() ? nlohmann::json() : entry(ok.front());
+    if (rr) {
+      nlohmann::json c = nlohmann::json::array();
+      for (const auto& k : rr->candidates)
+        c.push_back({{"median_ms", k.median_ms}, {"lo_ms", k.lo_ms}, {"hi_ms", k.hi_ms}, {"rounds", k.times_ms.size()}});
+      j["rerank"] = {{"candidates", c}, {"winner", rr->winner}, {"rounds", rr->rounds},
+                     {"separated", rr->separated}, {"flip_rate", rr->flip_rate},
+                     {"search_best_kept", rr->first_pick_kept}};
+    } else if (!rerank_note.empty()) {
+      j["rerank"] = {{"skipped", rerank_note}};
+    }
     j["top"] = nlohmann::json::array();
     for (size_t k = 0; k < ok.size() && k < 10; ++k) j["top"].push_back(entry(ok[k]));
     if (opt.history) {
@@ -466,6 +491,15 @@ int run_tune_generator(const TuneCmdOptions& opt) {
               << worker->deaths() << " deaths)";
   std::cout << "\n";
   if (database) std::cout << "recorded in " << opt.db << " (run " << evaluator.run_guid() << ")\n";
+  if (rr)
+    std::cout << "re-ranked the " << rr->candidates.size() << " best over " << rr->rounds
+              << " interleaved rounds: " << (rr->first_pick_kept ? "the search's best kept" : "a different winner")
+              << ", median " << fmt("%.4g", rr->candidates[rr->winner].median_ms) << " ms (95% "
+              << fmt("%.4g", rr->candidates[rr->winner].lo_ms) << ".." << fmt("%.4g", rr->candidates[rr->winner].hi_ms)
+              << "), " << (rr->separated ? "separated from the others" : "intervals still overlap")
+              << ", flip rate " << fmt("%.0f%%", 100 * rr->flip_rate) << "\n";
+  else if (!rerank_note.empty())
+    std::cout << rerank_note << "\n";
   std::cout << "\n";
   if (ok.empty()) {
     std::cout << "best: none (no configuration ran successfully)\n\n";
@@ -524,6 +558,9 @@ void add_tune_command(CLI::App& app, const GlobalOptions& global, int& status) {
                   "With --replay: a recorded space of the same parameters (another device or size) whose best "
                   "configurations are evaluated first, e.g. isatune tune --replay A100.json.gz --transfer-from "
                   "MI250X.json.gz");
+  cmd->add_option("--rerank", opt->rerank_top,
+                  "After the search, re-measure the N best interleaved (A B C A B C, 10-50 rounds) and pick the "
+                  "winner by its 95% interval (default 5; 0: off; skipped on the emulator), e.g. --rerank 8");
   cmd->add_option("--transfer-top", opt->transfer_top, "How many of its best configurations seed (default 5)");
   cmd->add_option("--strategy", opt->strategy,
                   "exhaustive, random, annealing, genetic, ils, hybrid or bayes (default: a Gaussian-process "

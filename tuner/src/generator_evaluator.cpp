@@ -1,6 +1,7 @@
 #include "isatune/tune/generator_evaluator.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "isatune/codeobj/occupancy.h"
@@ -187,6 +188,25 @@ Evaluation GeneratorEvaluator::evaluate(const gen::Config& config) {
   }
   if (recorder_ && !outcomes.empty()) recorder_->record(d.params, co.compiled.get(), outcomes);
   return finish_detail(co.compile_s + d.run_s);
+}
+
+double GeneratorEvaluator::remeasure(const gen::Config& config) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  gen::Params params = gen::params_of(space_, config);
+  CompileOutcome co = pool_->get(params);
+  if (co.status != Status::ok || !co.compiled) return nan;
+  VariantSpec spec{job_.generator, job_.isa, job_.sig, params};
+  RunOptions ro = options_.run;
+  ro.check = false;
+  double sum = 0;
+  for (const auto& problem : job_.problems) {
+    ++stats_.device_requests;
+    RunResult r = runner_.run(*co.compiled, spec, problem, ro, options_.timeout_s + options_.timeout_factor * slowest_ok_s_);
+    stats_.device_s += r.run_s;
+    if (r.status != Status::ok || !r.timing) return nan;
+    sum += r.timing->median_ms;
+  }
+  return sum;
 }
 
 } // namespace isatune::tune

@@ -73,6 +73,9 @@ public:
   void finish();
 
   const EvaluationDetail* detail(const gen::Config& config) const;
+  // Times a configuration again on every problem (unchecked: it passed its check; not recorded): the sum of the
+  // problems' median times, NaN when it does not run. For the final re-ranking (rerank.h).
+  double remeasure(const gen::Config& config);
   EvaluatorStats stats() const;
   const std::string& run_guid() const;
   size_t recorded_configurations() const { return recorded_.size(); } // in the database at the start
