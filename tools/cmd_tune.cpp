@@ -360,6 +360,11 @@ int run_tune_generator(const TuneCmdOptions& opt) {
   eo.budget = opt.budget;
   GeneratorEvaluator evaluator(job, *runner, eo);
   auto strategy = make_strategy(opt.strategy);
+  // Transfer: a new problem starts from the best configurations of the nearest tuned one in the database.
+  auto [transfer, transfer_problem] = opt.transfer_top ? evaluator.transfer_seeds(opt.transfer_top)
+                                                       : std::pair<std::vector<gen::Config>, gen::Problem>{};
+  const size_t transfer_n = transfer.size();
+  if (transfer_n) strategy = make_seeded(std::move(transfer), std::move(strategy));
   TuneOptions to;
   to.seed = opt.seed;
   to.budget = Budget::parse(opt.budget == "auto" ? "200" : opt.budget);
@@ -441,6 +446,7 @@ int run_tune_generator(const TuneCmdOptions& opt) {
                     {"ahead", st.compile.on_pool},            {"ready_on_request", st.compile.ready},
                     {"inline", st.compile.inline_compiles},   {"device_idle_s", st.compile.idle_s}};
     if (database) j["db"] = opt.db, j["run_guid"] = evaluator.run_guid();
+    if (transfer_n) j["transfer"] = {{"seeds", transfer_n}, {"from_problem", transfer_problem}};
     for (int i = 0; i < kStatusCount; ++i)
       j["by_status"][std::string(to_string(static_cast<Status>(i)))] = by[i];
     auto entry = [&](size_t i) {
@@ -491,6 +497,9 @@ int run_tune_generator(const TuneCmdOptions& opt) {
               << worker->deaths() << " deaths)";
   std::cout << "\n";
   if (database) std::cout << "recorded in " << opt.db << " (run " << evaluator.run_guid() << ")\n";
+  if (transfer_n)
+    std::cout << "started from the " << transfer_n << " best configurations of the nearest tuned problem, "
+              << gen::format(transfer_problem) << "\n";
   if (rr)
     std::cout << "re-ranked the " << rr->candidates.size() << " best over " << rr->rounds
               << " interleaved rounds: " << (rr->first_pick_kept ? "the search's best kept" : "a different winner")
@@ -561,7 +570,10 @@ void add_tune_command(CLI::App& app, const GlobalOptions& global, int& status) {
   cmd->add_option("--rerank", opt->rerank_top,
                   "After the search, re-measure the N best interleaved (A B C A B C, 10-50 rounds) and pick the "
                   "winner by its 95% interval (default 5; 0: off; skipped on the emulator), e.g. --rerank 8");
-  cmd->add_option("--transfer-top", opt->transfer_top, "How many of its best configurations seed (default 5)");
+  cmd->add_option("--transfer-top", opt->transfer_top,
+                  "How many best configurations of the neighbour seed the search (default 5; 0: cold start). A "
+                  "generator's tune with --db starts from the nearest tuned problem of the same generator, "
+                  "signature and device in the database");
   cmd->add_option("--strategy", opt->strategy,
                   "exhaustive, random, annealing, genetic, ils, hybrid or bayes (default: a Gaussian-process "
                   "model with expected improvement per cost, then local search)");
