@@ -309,6 +309,9 @@ std::string generator_progress(const SearchContext& ctx, const GeneratorEvaluato
 }
 
 int run_tune_generator(const TuneCmdOptions& opt) {
+  if (!opt.transfer_from.empty())
+    throw InputError("--transfer-from takes a recorded space and goes with --replay; a generator's tune transfers "
+                     "from the nearest tuned problem in --db (--transfer-top N)");
   const gen::Generator& g = gen::find_generator(opt.kernel);
   const gen::Signature sig = gen::parse_signature(g, opt.sig);
   std::vector<std::string> problem_texts = opt.problem;
