@@ -1,5 +1,6 @@
-// `isatune score [--strategy S|all] [--repeats 20] [--seed N] [--json] FILE...`: the methodology score of
-// Willemsen et al. for each strategy on each recorded tuning space (docs/tuner.md describes the computation).
+// `isatune score [--strategy S|all] [--repeats 50] [--seed N] [--json] FILE...`: the methodology score of
+// Willemsen et al., computed as their package computes it, for each strategy on each recorded tuning space
+// (docs/tuner.md describes the computation).
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -19,9 +20,9 @@ using namespace isatune::tune;
 struct ScoreCmdOptions {
   std::vector<std::string> files;
   std::string strategy = "all";
-  size_t repeats = 20;
+  size_t repeats = 50;
   uint64_t seed = 1;
-  double cutoff = 0.96;
+  MethodologyOptions methodology;
   bool json = false;
 };
 
@@ -41,38 +42,51 @@ int run_score(const ScoreCmdOptions& opt) {
     make_strategy(s); // reject unknown names before any work
   if (opt.repeats == 0)
     throw InputError("--repeats must be at least 1");
-  if (!(opt.cutoff > 0 && opt.cutoff < 1))
-    throw InputError("--cutoff must lie between 0 and 1");
+
   nlohmann::json jfiles = nlohmann::json::array();
-  Table table({"file", "strategy", "score", "stddev", "min", "max", "found opt", "evals"});
+  Table table({"file", "strategy", "score", "+-SE", "package", "stddev", "min", "max", "found opt", "evals"});
   std::string setups;
   for (const auto& file : opt.files) {
     ReplayData data = read_replay(file);
-    ScoreSetup setup = make_score_setup(data, opt.cutoff);
+    ScoreSetup setup = make_score_setup(data, opt.methodology);
     nlohmann::json jf = {{"file", file},
                          {"format", data.format},
-                         {"configurations", data.entries.size()},
+                         {"configurations", setup.configurations},
+                         {"valid", setup.dist.size()},
                          {"optimum_ms", setup.optimum},
                          {"median_ms", setup.median},
                          {"target_ms", setup.target},
-                         {"mean_cost_s", setup.mean_cost_s},
-                         {"budget_draws", setup.budget_draws},
+                         {"start_target_ms", setup.target_start},
+                         {"median_cost_s", setup.median_cost_s},
+                         {"baseline_cost_s", setup.baseline_cost_s},
+                         {"budget_fevals", setup.budget_fevals},
+                         {"start_fevals", setup.start_fevals},
                          {"budget_s", setup.budget_s},
+                         {"start_s", setup.start_s},
+                         {"run_evaluations", setup.run_evaluations},
                          {"strategies", nlohmann::json::array()}};
-    setups += file + ": optimum " + fmt("%.4g", setup.optimum) + " ms, median " + fmt("%.4g", setup.median) +
-              " ms, budget " + std::to_string(setup.budget_draws) +
-              " random draws = " + fmt("%.0f", setup.budget_s) + " s of device time\n";
+    setups += file + ": " + std::to_string(setup.dist.size()) + " valid of " +
+              std::to_string(setup.configurations) + ", optimum " + fmt("%.4g", setup.optimum) + " ms, median " +
+              fmt("%.4g", setup.median) + " ms; budget " + std::to_string(setup.budget_fevals) +
+              " expected-rank draws x median cost " + fmt("%.3g", setup.median_cost_s) + " s = " +
+              fmt("%.0f", setup.budget_s) + " s of device time, scored over " +
+              std::to_string(setup.grid_s.size()) + " times from " + fmt("%.0f", setup.start_s) + " s; runs of " +
+              std::to_string(setup.run_evaluations) + " evaluations\n";
     for (const auto& s : strategies) {
       StrategyScore r = score_strategy(data, setup, s, opt.repeats, opt.seed);
       jf["strategies"].push_back({{"strategy", s},
                                   {"repeats", r.repeats},
-                                  {"score", r.mean},
+                                  {"score", r.score},
+                                  {"standard_error", r.standard_error},
+                                  {"package_score", r.package_score},
+                                  {"package_error", r.package_error},
                                   {"stddev", r.stddev},
                                   {"min", r.min},
                                   {"max", r.max},
                                   {"found_optimum", r.found_optimum},
                                   {"mean_evaluations", r.mean_evaluations}});
-      table.add({file, s, fmt("%.3f", r.mean), fmt("%.3f", r.stddev), fmt("%.3f", r.min), fmt("%.3f", r.max),
+      table.add({file, s, fmt("%.3f", r.score), fmt("%.3f", r.standard_error), fmt("%.3f", r.package_score),
+                 fmt("%.3f", r.stddev), fmt("%.3f", r.min), fmt("%.3f", r.max),
                  fmt("%.0f%%", 100 * r.found_optimum), fmt("%.0f", r.mean_evaluations)});
     }
     jfiles.push_back(std::move(jf));
@@ -80,14 +94,17 @@ int run_score(const ScoreCmdOptions& opt) {
   if (opt.json) {
     std::cout << nlohmann::json{{"repeats", opt.repeats},
                                 {"seed", opt.seed},
-                                {"cutoff", opt.cutoff},
+                                {"cutoff", opt.methodology.cutoff},
+                                {"cutoff_start", opt.methodology.cutoff_start},
+                                {"resolution", opt.methodology.resolution},
                                 {"files", jfiles}}
                      .dump(2)
               << "\n";
   } else {
     std::cout << setups << "\n" << table.str();
-    std::cout << "score: 0 = random search, 1 = the optimum at once; mean (and spread) over " << opt.repeats
-              << " seeded repeats\n";
+    std::cout << "score: 0 = random search, 1 = the optimum at once; of the mean curve over " << opt.repeats
+              << " seeded repeats (+-SE: its standard error; stddev, min, max: of single repeats); package: the "
+                 "package's own curve (isotonic fit over all runs)\n";
   }
   return kExitOk;
 }
@@ -96,13 +113,17 @@ int run_score(const ScoreCmdOptions& opt) {
 void add_score_command(CLI::App& app, const GlobalOptions& global, int& status) {
   auto opt = std::make_shared<ScoreCmdOptions>();
   auto* cmd = app.add_subcommand("score", "Score search strategies on recorded tuning spaces (methodology of "
-                                          "Willemsen et al.: random-search baseline, 96% cutoff)");
+                                          "Willemsen et al. as their package computes it: calculated random-search "
+                                          "baseline, time range 0.5..0.96). Example: isatune score --strategy "
+                                          "bayes --repeats 50 pnpoly/RTX_3090.json.gz");
   cmd->add_option("files", opt->files, "Kernel Tuner cache, T4 results or KTT JSON files (.json or .json.gz)")
       ->required();
   cmd->add_option("--strategy", opt->strategy, "A strategy name, or all (default)");
-  cmd->add_option("--repeats", opt->repeats, "Seeded repeats per strategy and file (default 20)");
+  cmd->add_option("--repeats", opt->repeats, "Seeded repeats per strategy and file (default 50)");
   cmd->add_option("--seed", opt->seed, "First seed; repeat i uses seed + i");
-  cmd->add_option("--cutoff", opt->cutoff, "Budget cutoff of the methodology (default 0.96)");
+  cmd->add_option("--cutoff", opt->methodology.cutoff, "End of the time range (default 0.96)");
+  cmd->add_option("--cutoff-start", opt->methodology.cutoff_start, "Start of the time range (default 0.5)");
+  cmd->add_option("--resolution", opt->methodology.resolution, "Points of the time range (default 1000)");
   cmd->add_flag("--json", opt->json, "Print JSON instead of text");
   cmd->callback([opt, &global, &status] { status = run_guarded(global, [&] { return run_score(*opt); }); });
 }

@@ -25,9 +25,12 @@
 #include "isatune/loader/backend.h"
 #include "isatune/tune/generator_evaluator.h"
 #include "isatune/tune/replay.h"
+#include "isatune/tune/rerank.h"
 #include "isatune/tune/worker_runner.h"
 #include "isatune/tune/score.h"
 #include "isatune/tune/shard.h"
+#include "isatune/tune/trace.h"
+#include "isatune/tune/transfer.h"
 #include "isatune/tune/tuner.h"
 #include "table.h"
 
@@ -49,6 +52,10 @@ struct TuneCmdOptions {
   bool no_isolation = false;
   int compile_threads = -1; // -1: every core
   std::string replay;
+  std::string trace; // --trace OUT.jsonl: every evaluation as a JSON line
+  std::string transfer_from; // --transfer-from FILE (replay): seed with the best configurations of a neighbour
+  size_t transfer_top = 5;
+  size_t rerank_top = 5; // --rerank N: re-measure the N best interleaved after the search (0: off)
   std::string strategy = kDefaultStrategy;
   std::string budget = "auto";
   uint64_t seed = 1;
@@ -112,13 +119,29 @@ int run_tune(const TuneCmdOptions& opt) {
     if (opt.kernel.empty()) throw InputError("tune what? give a generator name (e.g. gemm) or --replay FILE");
     return run_tune_generator(opt);
   }
+  if (!opt.db.empty())
+    throw InputError("--db with --replay: a replay measures nothing, so it is not recorded in a tuning database "
+                     "(the database holds measurements of real or emulated devices); drop --db, and use --trace "
+                     "FILE to keep the replay's evaluation sequence");
+  if (!opt.problems_file.empty() || !opt.problem.empty() || !opt.sig.empty())
+    throw InputError("--problem, --problems and --sig describe a generator's job; a --replay file brings its own "
+                     "space and problem");
   ReplayData data = read_replay(opt.replay);
   ReplayEvaluator evaluator(data);
   auto strategy = make_strategy(opt.strategy);
+  size_t transfer_seeds = 0;
+  if (!opt.transfer_from.empty()) {
+    auto seeds = best_configs_in(read_replay(opt.transfer_from), evaluator.space(), opt.transfer_top);
+    if (seeds.empty())
+      throw InputError("--transfer-from '" + opt.transfer_from + "': none of its valid configurations is in '" +
+                       opt.replay + "' (the spaces share no parameter values)");
+    transfer_seeds = seeds.size();
+    strategy = make_seeded(std::move(seeds), std::move(strategy));
+  }
   TuneOptions to;
   to.seed = opt.seed;
   if (opt.budget == "auto") {
-    ScoreSetup s = make_score_setup(data);
+    ScoreSetup s = make_score_setup(data); // the methodology's budget: expected-rank draws x median cost
     to.budget.charged_s = s.budget_s;
   } else {
     to.budget = Budget::parse(opt.budget);
@@ -140,6 +163,14 @@ int run_tune(const TuneCmdOptions& opt) {
   if (tty && !opt.json)
     std::fprintf(stderr, "\r\033[K");
 
+  if (!opt.trace.empty()) {
+    std::ofstream out(opt.trace);
+    if (!out)
+      throw InputError("--trace '" + opt.trace + "': cannot write");
+    write_trace(out, evaluator.space(), r.history);
+    if (!out)
+      throw InputError("--trace '" + opt.trace + "': write failed");
+  }
   std::array<size_t, kStatusCount> by{};
   double charged = r.history.empty() ? 0 : r.history.back().charged_s;
   for (const auto& h : r.history)
@@ -159,6 +190,8 @@ int run_tune(const TuneCmdOptions& opt) {
       j["budget_evaluations"] = *to.budget.evaluations;
     j["stop_reason"] = r.stop_reason;
     j["evaluations"] = r.history.size();
+    if (!opt.transfer_from.empty())
+      j["transfer_from"] = opt.transfer_from, j["transfer_seeds"] = transfer_seeds;
     j["charged_s"] = charged;
     j["wall_s"] = r.wall_s;
     for (int i = 0; i < kStatusCount; ++i)
@@ -199,6 +232,8 @@ int run_tune(const TuneCmdOptions& opt) {
   std::cout << "strategy " << opt.strategy << ", seed " << opt.seed << ", budget " << opt.budget
             << (to.budget.charged_s ? " (" + duration(*to.budget.charged_s) + " of device time)" : "")
             << "\n";
+  if (transfer_seeds)
+    std::cout << "seeded with the " << transfer_seeds << " best configurations of " << opt.transfer_from << "\n";
   std::cout << r.history.size() << " evaluations, " << duration(charged)
             << " of recorded device time, stopped: " << r.stop_reason << "\n\n";
   if (r.best) {
@@ -277,6 +312,9 @@ std::string generator_progress(const SearchContext& ctx, const GeneratorEvaluato
 }
 
 int run_tune_generator(const TuneCmdOptions& opt) {
+  if (!opt.transfer_from.empty())
+    throw InputError("--transfer-from takes a recorded space and goes with --replay; a generator's tune transfers "
+                     "from the nearest tuned problem in --db (--transfer-top N)");
   const gen::Generator& g = gen::find_generator(opt.kernel);
   const gen::Signature sig = gen::parse_signature(g, opt.sig);
   std::vector<std::string> problem_texts = opt.problem;
@@ -362,6 +400,14 @@ int run_tune_generator(const TuneCmdOptions& opt) {
   }
   GeneratorEvaluator evaluator(job, *runner, eo);
   auto strategy = make_strategy(opt.strategy);
+  // Transfer: a new problem starts from the best configurations of the nearest tuned one in the database. Not
+  // when this shard owns only a slice of the space: the seeds may lie in another shard's slice, and the shards
+  // together must measure each configuration once.
+  const bool may_transfer = opt.transfer_top && !(shard && work.slices > 1);
+  auto [transfer, transfer_problem] = may_transfer ? evaluator.transfer_seeds(opt.transfer_top)
+                                                       : std::pair<std::vector<gen::Config>, gen::Problem>{};
+  const size_t transfer_n = transfer.size();
+  if (transfer_n) strategy = make_seeded(std::move(transfer), std::move(strategy));
   TuneOptions to;
   to.seed = opt.seed;
   to.budget = Budget::parse(opt.budget == "auto" ? "200" : opt.budget);
@@ -389,6 +435,11 @@ int run_tune_generator(const TuneCmdOptions& opt) {
   TuneResult r = isatune::tune::tune(evaluator.space(), evaluator, *strategy, to);
   evaluator.finish();
   if (tty) std::fprintf(stderr, "\r\033[K");
+  if (!opt.trace.empty()) {
+    std::ofstream out(opt.trace);
+    write_trace(out, evaluator.space(), r.history);
+    if (!out) throw InputError("--trace '" + opt.trace + "': cannot write");
+  }
 
   std::array<size_t, kStatusCount> by{};
   for (const auto& h : r.history) by[static_cast<int>(h.eval.status)]++;
@@ -397,6 +448,19 @@ int run_tune_generator(const TuneCmdOptions& opt) {
     if (r.history[i].eval.status == Status::ok) ok.push_back(i);
   std::stable_sort(ok.begin(), ok.end(),
                    [&](size_t a, size_t b) { return r.history[a].eval.time_ms < r.history[b].eval.time_ms; });
+  // Winners that survive noise: the best candidates measured again, interleaved, decided by their intervals.
+  // Emulated times are instruction-cost estimates, the same every run: nothing to re-rank.
+  std::optional<RerankResult> rr;
+  std::string rerank_note;
+  if (opt.rerank_top >= 2 && ok.size() >= 2) {
+    if (props.emulated) {
+      rerank_note = "not re-ranked: emulated times are estimates without noise";
+    } else {
+      const size_t n = std::min(opt.rerank_top, ok.size());
+      rr = rerank(n, [&](size_t i) { return evaluator.remeasure(r.history[ok[i]].config); });
+      if (rr->winner != 0) std::swap(ok[0], ok[rr->winner]); // the interval's winner is reported as best
+    }
+  }
   const auto st = evaluator.stats();
   const std::string time_kind = props.emulated ? "emulator estimate" : "measured";
 
@@ -430,6 +494,7 @@ int run_tune_generator(const TuneCmdOptions& opt) {
     if (shard)
       j["shard"] = {{"index", shard->index}, {"count", shard->count}, {"source", shard->source},
                     {"space_slice", work.slice}, {"space_slices", work.slices}, {"scheduler_job", scheduler_job}};
+    if (transfer_n) j["transfer"] = {{"seeds", transfer_n}, {"from_problem", transfer_problem}};
     for (int i = 0; i < kStatusCount; ++i)
       j["by_status"][std::string(to_string(static_cast<Status>(i)))] = by[i];
     auto entry = [&](size_t i) {
@@ -446,6 +511,16 @@ int run_tune_generator(const TuneCmdOptions& opt) {
       return e;
     };
     j["best"] = ok.empty() ? nlohmann::json() : entry(ok.front());
+    if (rr) {
+      nlohmann::json c = nlohmann::json::array();
+      for (const auto& k : rr->candidates)
+        c.push_back({{"median_ms", k.median_ms}, {"lo_ms", k.lo_ms}, {"hi_ms", k.hi_ms}, {"rounds", k.times_ms.size()}});
+      j["rerank"] = {{"candidates", c}, {"winner", rr->winner}, {"rounds", rr->rounds},
+                     {"separated", rr->separated}, {"flip_rate", rr->flip_rate},
+                     {"search_best_kept", rr->first_pick_kept}};
+    } else if (!rerank_note.empty()) {
+      j["rerank"] = {{"skipped", rerank_note}};
+    }
     j["top"] = nlohmann::json::array();
     for (size_t k = 0; k < ok.size() && k < 10; ++k) j["top"].push_back(entry(ok[k]));
     if (opt.history) {
@@ -479,6 +554,18 @@ int run_tune_generator(const TuneCmdOptions& opt) {
     std::cout << "recorded in " << db_path << " (run " << evaluator.run_guid() << ", journal "
               << database->journal_mode()
               << (db::is_on_network_filesystem(db_path) ? ": a network filesystem, so no WAL" : "") << ")\n";
+  if (transfer_n)
+    std::cout << "started from the " << transfer_n << " best configurations of the nearest tuned problem, "
+              << gen::format(transfer_problem) << "\n";
+  if (rr)
+    std::cout << "re-ranked the " << rr->candidates.size() << " best over " << rr->rounds
+              << " interleaved rounds: " << (rr->first_pick_kept ? "the search's best kept" : "a different winner")
+              << ", median " << fmt("%.4g", rr->candidates[rr->winner].median_ms) << " ms (95% "
+              << fmt("%.4g", rr->candidates[rr->winner].lo_ms) << ".." << fmt("%.4g", rr->candidates[rr->winner].hi_ms)
+              << "), " << (rr->separated ? "separated from the others" : "intervals still overlap")
+              << ", flip rate " << fmt("%.0f%%", 100 * rr->flip_rate) << "\n";
+  else if (!rerank_note.empty())
+    std::cout << rerank_note << "\n";
   std::cout << "\n";
   if (ok.empty()) {
     std::cout << "best: none (no configuration ran successfully)\n\n";
@@ -535,13 +622,28 @@ void add_tune_command(CLI::App& app, const GlobalOptions& global, int& status) {
                 "Run the device in this process (no watchdog: a hang or a fault is not survived)");
   cmd->add_option("-j,--compile-threads", opt->compile_threads, "Compile threads (default: every core)");
   cmd->add_option("--replay", opt->replay, "Recorded tuning space played back as the device");
+  cmd->add_option("--trace", opt->trace,
+                  "Write every evaluation as a JSON line (config, status, time_ms, cost_s, "
+                  "charged_s), e.g. isatune tune --replay pnpoly.json.gz --seed 3 --trace run3.jsonl");
+  cmd->add_option("--transfer-from", opt->transfer_from,
+                  "With --replay: a recorded space of the same parameters (another device or size) whose best "
+                  "configurations are evaluated first, e.g. isatune tune --replay A100.json.gz --transfer-from "
+                  "MI250X.json.gz");
+  cmd->add_option("--rerank", opt->rerank_top,
+                  "After the search, re-measure the N best interleaved (A B C A B C, 10-50 rounds) and pick the "
+                  "winner by its 95% interval (default 5; 0: off; skipped on the emulator), e.g. --rerank 8");
+  cmd->add_option("--transfer-top", opt->transfer_top,
+                  "How many best configurations of the neighbour seed the search (default 5; 0: cold start). A "
+                  "generator's tune with --db starts from the nearest tuned problem of the same generator, "
+                  "signature and device in the database");
   cmd->add_option("--strategy", opt->strategy,
                   "exhaustive, random, annealing, genetic, ils, hybrid or bayes (default: a Gaussian-process "
                   "model with expected improvement per cost, then local search)");
   cmd->add_option(
       "--budget", opt->budget,
       "N evaluations, a device-time budget (90s, 10m, 2h), or auto: the methodology budget of the file "
-      "(replay) or 200 evaluations (a generator)");
+      "(replay: expected-rank draws of random search to 96% of the way from the median to the optimum, times the "
+      "median recorded cost per evaluation) or 200 evaluations (a generator)");
   cmd->add_option("--seed", opt->seed, "Random seed (runs with the same seed repeat exactly)");
   cmd->add_flag("--json", opt->json, "Print JSON instead of text");
   cmd->add_flag("--history", opt->history, "With --json: include every evaluation in order");

@@ -60,6 +60,17 @@ TEST(CliTuneGenerator, SelftestOnTheEmulatorRecordsAndResumes) {
   EXPECT_EQ(j2.at("best").at("params"), j.at("best").at("params"));
   EXPECT_EQ(table_rows(db, "measurements"), 21);
   EXPECT_EQ(table_rows(db, "runs"), 2);
+
+  // A new problem starts from the database: the best configurations of the nearest tuned problem go first.
+  CliResult next = run_isatune("tune selftest --target gfx942 --device emu --problem N=6000 --strategy random "
+                               "--budget 3 --timeout 4 -j 2 --db " + db + " --json --history");
+  ASSERT_EQ(next.exit_code, 0) << next.err;
+  auto j3 = nlohmann::json::parse(next.out);
+  EXPECT_EQ(j3.at("transfer").at("seeds"), 5);
+  EXPECT_EQ(j3.at("transfer").at("from_problem").at("N"), 4096);
+  ASSERT_EQ(j3.at("history").size(), 3u);
+  EXPECT_EQ(j3.at("history").at(0).at("params"), j.at("top").at(0).at("params"));
+  EXPECT_EQ(j3.at("history").at(1).at("params"), j.at("top").at(1).at("params"));
 }
 
 TEST(CliTuneGenerator, ProblemsFileTextSummaryAndNoIsolation) {

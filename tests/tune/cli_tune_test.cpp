@@ -7,7 +7,11 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <fstream>
+
 #include "datasets.h"
+#include "isatune/tune/score.h"
+#include "isatune/tune/trace.h"
 
 namespace {
 struct CliRun {
@@ -74,5 +78,46 @@ TEST(ScoreCli, JsonForOneStrategy) {
   auto j = nlohmann::json::parse(s.out);
   ASSERT_EQ(j["files"].size(), 1u);
   EXPECT_EQ(j["files"][0]["strategies"][0]["repeats"], 5);
-  EXPECT_GT(j["files"][0]["budget_draws"].get<int>(), 1);
+  EXPECT_EQ(j["files"][0]["budget_fevals"].get<int>(), 250); // the methodology package's figure (fixtures)
+  EXPECT_EQ(j["files"][0]["run_evaluations"].get<int>(), 275);
+  EXPECT_TRUE(j["files"][0]["strategies"][0]["standard_error"].is_number());
+  EXPECT_TRUE(j["files"][0]["strategies"][0]["package_score"].is_number());
+}
+
+TEST(TuneCli, ReplayTraceAutoBudgetAndNoSilentDb) {
+  NEED_CLI();
+  ISATUNE_NEED_DATASET(kPnpoly);
+  const std::string trace = ::testing::TempDir() + "/isatune_replay_trace.jsonl";
+  CliRun t = run_cli("tune --replay " + kPnpoly + " --strategy random --seed 4 --json --trace " + trace);
+  ASSERT_EQ(t.code, 0);
+  auto j = nlohmann::json::parse(t.out);
+  // --budget auto is the methodology's: 250 expected-rank draws x the median recorded cost per evaluation
+  auto setup = isatune::tune::make_score_setup(isatune::tune::read_replay(kPnpoly));
+  EXPECT_NEAR(j["budget_charged_s"].get<double>(), setup.budget_s, 1e-9);
+  std::ifstream in(trace);
+  std::string line;
+  size_t n = 0, failed = 0;
+  double charged = 0;
+  while (std::getline(in, line)) {
+    auto e = nlohmann::json::parse(line);
+    ++n;
+    EXPECT_EQ(e["evaluation"].get<size_t>(), n);
+    EXPECT_EQ(e["config"].size(), 4u); // pnpoly's four parameters, by name
+    charged += e["cost_s"].get<double>();
+    EXPECT_NEAR(e["charged_s"].get<double>(), charged, 1e-9);
+    if (e["status"] == "ok") {
+      EXPECT_GT(e["time_ms"].get<double>(), 7.2);
+    } else {
+      EXPECT_TRUE(e["time_ms"].is_null());
+      ++failed;
+    }
+  }
+  EXPECT_EQ(n, j["evaluations"].get<size_t>());
+  EXPECT_EQ(failed, n - j["by_status"]["ok"].get<size_t>());
+  EXPECT_EQ(isatune::tune::read_trace(trace).size(), n);
+  std::filesystem::remove(trace);
+  // --db with --replay is refused (exit 1), never ignored
+  const std::string db = ::testing::TempDir() + "/isatune_replay_refused.db";
+  EXPECT_EQ(run_cli("tune --replay " + kPnpoly + " --budget 5 --db " + db).code, 1);
+  EXPECT_FALSE(std::filesystem::exists(db));
 }

@@ -1,11 +1,16 @@
 #include "isatune/tune/generator_evaluator.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <exception>
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include "isatune/codeobj/occupancy.h"
 #include "isatune/error.h"
+#include "worker_protocol.h"
 
 namespace isatune::tune {
 
@@ -201,6 +206,72 @@ Evaluation GeneratorEvaluator::evaluate(const gen::Config& config) {
   }
   if (recorder_ && !outcomes.empty()) recorder_->record(d.params, co.compiled.get(), outcomes);
   return finish_detail(co.compile_s + d.run_s);
+}
+
+double GeneratorEvaluator::remeasure(const gen::Config& config) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  gen::Params params = gen::params_of(space_, config);
+  CompileOutcome co = pool_->get(params);
+  if (co.status != Status::ok || !co.compiled) return nan;
+  VariantSpec spec{job_.generator, job_.isa, job_.sig, params};
+  RunOptions ro = options_.run;
+  ro.check = false;
+  double sum = 0;
+  for (const auto& problem : job_.problems) {
+    ++stats_.device_requests;
+    RunResult r = runner_.run(*co.compiled, spec, problem, ro, options_.timeout_s + options_.timeout_factor * slowest_ok_s_);
+    stats_.device_s += r.run_s;
+    if (r.status != Status::ok || !r.timing) return nan;
+    sum += r.timing->median_ms;
+  }
+  return sum;
+}
+
+std::pair<std::vector<gen::Config>, gen::Problem> GeneratorEvaluator::transfer_seeds(size_t k) const {
+  std::set<std::string> own;
+  for (const auto& p : job_.problems) own.insert(TuningRecorder::problem_key(p));
+  auto distance = [&](const gen::Problem& q) {
+    double best = INFINITY;
+    for (const auto& p : job_.problems) {
+      double d = 0;
+      for (const auto& [name, v] : p) {
+        auto it = q.find(name);
+        if (it == q.end() || it->second <= 0 || v <= 0) { d = INFINITY; break; }
+        d += std::fabs(std::log(double(it->second) / double(v)));
+      }
+      best = std::min(best, d);
+    }
+    return best;
+  };
+  // the nearest problem with at least one ok result
+  std::string nearest;
+  gen::Problem nearest_problem;
+  double nearest_d = INFINITY;
+  for (const auto& [pkey, by_problem] : recorded_)
+    for (const auto& [qkey, res] : by_problem) {
+      if (own.count(qkey) || res.status != Status::ok || !res.median_ms || qkey == nearest) continue;
+      gen::Problem q = nlohmann::json::parse(qkey).get<gen::Problem>();
+      double d = distance(q);
+      if (d < nearest_d) nearest_d = d, nearest = qkey, nearest_problem = q;
+    }
+  if (nearest.empty()) return {};
+  std::vector<std::pair<double, std::string>> ranked;
+  for (const auto& [pkey, by_problem] : recorded_) {
+    auto it = by_problem.find(nearest);
+    if (it != by_problem.end() && it->second.status == Status::ok && it->second.median_ms)
+      ranked.emplace_back(*it->second.median_ms, pkey);
+  }
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<gen::Config> out;
+  for (const auto& [ms, pkey] : ranked) {
+    if (out.size() >= k) break;
+    try {
+      gen::Config c = gen::config_of(space_, worker::params_from_json(nlohmann::json::parse(pkey)));
+      if (space_.position_of(c) >= 0) out.push_back(std::move(c));
+    } catch (const InputError&) { // a parameter value this space no longer has
+    }
+  }
+  return {out, nearest_problem};
 }
 
 } // namespace isatune::tune

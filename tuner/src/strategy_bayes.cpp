@@ -41,7 +41,9 @@ public:
       auto f = enc.encode(c);
       feat.insert(feat.end(), f.begin(), f.end());
     };
-    for (size_t i = 0; i < n0; ++i) {
+    for (const auto& r : ctx.history()) // evaluations made before this strategy (transfer seeds) are data too
+      add_features(r.config);
+    for (size_t i = ctx.history().size(); i < n0; ++i) { // seeds count toward the initial design
       Config pick = ctx.random_unvisited();
       if (i > 0) {
         double best_min = -1;

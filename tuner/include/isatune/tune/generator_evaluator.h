@@ -78,6 +78,13 @@ public:
   void finish();
 
   const EvaluationDetail* detail(const gen::Config& config) const;
+  // Transfer: the `k` fastest configurations of the nearest other problem this database holds for the same
+  // generator, signature and device (nearest: the smallest sum of |log(a / b)| over the problem's sizes), fastest
+  // first, with that problem; empty when there is none.
+  std::pair<std::vector<gen::Config>, gen::Problem> transfer_seeds(size_t k) const;
+  // Times a configuration again on every problem (unchecked: it passed its check; not recorded): the sum of the
+  // problems' median times, NaN when it does not run. For the final re-ranking (rerank.h).
+  double remeasure(const gen::Config& config);
   EvaluatorStats stats() const;
   const std::string& run_guid() const;
   size_t recorded_configurations() const { return recorded_.size(); } // in the database at the start

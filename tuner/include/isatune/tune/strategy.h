@@ -27,5 +27,7 @@ std::unique_ptr<Strategy> make_genetic();
 std::unique_ptr<Strategy> make_ils();
 std::unique_ptr<Strategy> make_hybrid();
 std::unique_ptr<Strategy> make_bayes();
+// Evaluates `seeds` (those in the space) first, then runs `inner` (transfer from tuned neighbours).
+std::unique_ptr<Strategy> make_seeded(std::vector<Config> seeds, std::unique_ptr<Strategy> inner);
 
 } // namespace isatune::tune

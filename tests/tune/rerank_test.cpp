@@ -1,0 +1,82 @@
+// The final re-ranking on a test device whose times follow a known noise model: each measurement is the true
+// time x a log-normal factor (sigma 2%) x a drift shared by one round (a slow random walk, as clocks and
+// temperature move), plus a 30% spike with probability 5% (another tenant).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "isatune/tune/rerank.h"
+
+using namespace isatune::tune;
+
+namespace {
+struct NoisyTestDevice {
+  std::vector<double> true_ms;
+  std::mt19937_64 rng;
+  double drift = 1.0;
+  size_t calls = 0;
+  double measure(size_t i) {
+    if (calls++ % true_ms.size() == 0) // a new round: the drift walks on
+      drift *= std::exp(std::normal_distribution<double>(0, 0.01)(rng));
+    double t = true_ms[i] * drift * std::exp(std::normal_distribution<double>(0, 0.02)(rng));
+    if (std::uniform_real_distribution<double>(0, 1)(rng) < 0.05)
+      t *= 1.3;
+    return t;
+  }
+};
+} // namespace
+
+TEST(Rerank, PicksTheTrueBestUnderAKnownNoiseModel) {
+  const std::vector<double> base{1.00, 1.02, 1.035, 1.05, 1.10}; // the true best is 2% ahead of the next
+  std::mt19937_64 order_rng(7);
+  int right = 0, single_right = 0;
+  double flips = 0;
+  const int trials = 300;
+  for (int trial = 0; trial < trials; ++trial) {
+    NoisyTestDevice dev{base, std::mt19937_64(1000 + trial)};
+    std::shuffle(dev.true_ms.begin(), dev.true_ms.end(), order_rng); // the search's order is not the truth
+    const size_t truth = static_cast<size_t>(
+        std::min_element(dev.true_ms.begin(), dev.true_ms.end()) - dev.true_ms.begin());
+    // one measurement each, as a search sees them
+    std::vector<double> once;
+    for (size_t i = 0; i < base.size(); ++i)
+      once.push_back(dev.measure(i));
+    single_right += static_cast<size_t>(std::min_element(once.begin(), once.end()) - once.begin()) == truth;
+    RerankResult r = rerank(base.size(), [&](size_t i) { return dev.measure(i); });
+    right += r.winner == truth;
+    flips += r.flip_rate;
+    EXPECT_GE(r.rounds, 10u);
+    EXPECT_LE(r.rounds, 50u);
+    for (const auto& c : r.candidates) {
+      EXPECT_EQ(c.times_ms.size(), r.rounds);
+      EXPECT_LE(c.lo_ms, c.median_ms);
+      EXPECT_GE(c.hi_ms, c.median_ms);
+      EXPECT_LE(c.relative_lo, c.relative_hi);
+    }
+  }
+  EXPECT_GE(right, trials * 95 / 100) << "re-ranked picks of the true best: " << right << " / " << trials;
+  EXPECT_LT(single_right, right) << "a single measurement each: " << single_right << " / " << trials;
+  EXPECT_GT(flips / trials, 0.05); // this noise does flip single rounds
+  std::printf("true best picked: re-ranked %d / %d, single measurement %d / %d; mean flip rate %.2f\n", right,
+              trials, single_right, trials, flips / trials);
+}
+
+TEST(Rerank, InterleavesAndStopsWhenSeparated) {
+  std::vector<size_t> calls;
+  RerankResult r = rerank(3, [&](size_t i) {
+    calls.push_back(i);
+    return 1.0 + static_cast<double>(i) + 0.001 * static_cast<double>(calls.size() % 3);
+  });
+  ASSERT_GE(calls.size(), 30u);
+  for (size_t k = 0; k < calls.size(); ++k)
+    EXPECT_EQ(calls[k], k % 3); // A B C A B C ...
+  EXPECT_EQ(r.rounds, 10u);     // clearly separated at the minimum
+  EXPECT_TRUE(r.separated);
+  EXPECT_EQ(r.winner, 0u);
+  EXPECT_TRUE(r.first_pick_kept);
+  EXPECT_EQ(r.flip_rate, 0.0);
+  // n = 10: ranks floor(5 - 3.1) = 1 and ceil(5 + 3.1) = 9 (the exact binomial interval is [1, 8], 98.9%)
+  EXPECT_EQ(median_interval_ranks(10), std::make_pair(size_t{1}, size_t{9}));
+  EXPECT_EQ(median_interval_ranks(100).first, 40u);
+}
