@@ -270,7 +270,10 @@ void EmuDevice::launch(loader::Function& function, const loader::LaunchConfig& c
   // The chip: the busiest CU against the shared bandwidths, each a lower limit of the kernel's time.
   const auto occ = codeobj::amd_occupancy(*impl_->target, std::max<uint32_t>(d.vgprs_allocated, 1),
                                           d.sgprs_allocated, setup.lds_bytes, uint32_t(threads));
-  last_.workgroups_per_cu = std::max<uint32_t>(1, occ.workgroups_per_cu);
+  // Occupancy's workgroups_per_cu counts the size and LDS limits; the registers limit waves per SIMD.
+  const uint64_t waves_per_wg = (threads + 63) / 64;
+  const uint64_t by_waves = uint64_t(occ.waves_per_simd) * impl_->target->simds_per_cu / waves_per_wg;
+  last_.workgroups_per_cu = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(occ.workgroups_per_cu, by_waves)));
   last_.compute_units = cus;
   for (const CuLoad& c : loads) last_.cu_cycles = std::max(last_.cu_cycles, c.cycles(last_.workgroups_per_cu));
   auto distinct = [](std::vector<uint64_t>& v) {
