@@ -25,5 +25,6 @@ void add_device_worker_command(CLI::App& app, const GlobalOptions& global, int& 
 void add_gen_command(CLI::App& app, const GlobalOptions& global, int& status);
 void add_space_command(CLI::App& app, const GlobalOptions& global, int& status);
 void add_emu_coverage_command(CLI::App& app, const GlobalOptions& global, int& status);
+void add_model_command(CLI::App& app, const GlobalOptions& global, int& status);
 
 } // namespace isatune::cli

@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   add_gen_command(app, global, status);
   add_space_command(app, global, status);
   add_emu_coverage_command(app, global, status);
+  add_model_command(app, global, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -14,7 +14,8 @@
 //      L1 hit 120 clk, HBM miss 800 clk, L1 64 B/clk per CU, a direct-mapped vector L1 of 256 x 128 B lines
 //      (CDNA3 white paper: 32 KiB vector L1 with 128 B lines per CU, as recalled, not re-read this session),
 //      32 LDS banks of 4 bytes (64 on gfx950, whose CDNA4 LDS doubles the read bandwidth, as recalled), L2
-//      2 KiB/clk per XCD (16 channels x 128 B), a launch overhead of 4000 clk. Each is one constant below.
+//      2 KiB/clk per XCD (16 channels x 128 B). Each is one constant below.
+//  [C] calibrated on AITER's gfx950 asm bf16 GEMM measurements (timing.h): HBM efficiency 0.6, launch 16000 clk.
 #include <algorithm>
 #include <bit>
 

@@ -284,7 +284,7 @@ void EmuDevice::launch(loader::Function& function, const loader::LaunchConfig& c
   last_.l2_bytes = double(sum.l1_miss_lines) * tp.line_bytes;
   last_.requested_bytes = double(sum.bytes);
   last_.flops = double(sum.flops);
-  last_.dram_cycles = uint64_t(std::ceil(last_.dram_bytes / tp.hbm_bytes_per_clk));
+  last_.dram_cycles = uint64_t(std::ceil(last_.dram_bytes / (tp.hbm_bytes_per_clk * tp.hbm_efficiency)));
   last_.l2_cycles = uint64_t(std::ceil(last_.l2_bytes / tp.l2_bytes_per_clk));
   last_.launch_cycles = tp.launch_cycles;
   last_.limiter = last_.cu_cycles >= std::max(last_.dram_cycles, last_.l2_cycles) ? "cu"
