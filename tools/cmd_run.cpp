@@ -54,6 +54,7 @@ struct RunOptions {
   uint64_t seed = 1;
   bool strict = false;
   bool json = false;
+  bool profile = false;
 };
 
 struct ElemType {
@@ -298,6 +299,7 @@ int run_run(const RunOptions& opt) {
       g.threads = opt.threads;
       g.seed = opt.seed;
       g.json = opt.json;
+      g.profile = opt.profile;
       return run_generated(g);
     }
   }
@@ -716,6 +718,13 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, int& status) {
   cmd->add_option("--seed", opt->seed, "Seed of buf:...:random (default 1)");
   cmd->add_flag("--strict", opt->strict, "Stop at the first hazard and exit 1");
   cmd->add_flag("--json", opt->json, "Print one JSON object instead of text");
+  cmd->add_flag("--profile", opt->profile,
+                "KERNEL mode on the CDNA emulator: the timing model's view of the timed launch: busiest CU vs HBM/L2, "
+                "unit busy fractions, achieved vs peak FLOP/s and bytes/s, per loop and per instruction issue and "
+                "stall cycles by cause (dependency, waitcnt, lds_bank_conflict, memory_bandwidth, barrier, "
+                "mfma_busy, valu_busy); with --json under \"profile\". Example: isatune run gemm --target gfx942 "
+                "--sig a=bf16,b=bf16,cd=f32,layout=NT --param tile_m=128,tile_n=128 --problem M=512,N=512,K=256 "
+                "--profile");
   cmd->callback([opt, &global, &status] { status = run_guarded(global, [&] { return run_run(*opt); }); });
 }
 

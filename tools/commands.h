@@ -28,5 +28,6 @@ void add_emu_coverage_command(CLI::App& app, const GlobalOptions& global, int& s
 void add_advise_command(CLI::App& app, const GlobalOptions& global, int& status);
 void add_slurm_command(CLI::App& app, const GlobalOptions& global, int& status);
 void add_report_command(CLI::App& app, const GlobalOptions& global, int& status);
+void add_model_command(CLI::App& app, const GlobalOptions& global, int& status);
 
 } // namespace isatune::cli

@@ -37,6 +37,10 @@ const std::map<std::string, std::string>& examples() {
       {"space", "isatune space gemm --target gfx942 --sig a=bf16,b=bf16 --list 5"},
       {"emu-coverage", "isatune emu-coverage tests/fixtures --unsupported"},
       {"report", "isatune report --db tuning.db -o report.html"},
+      {"model", "isatune model check --aiter-csv tests/fixtures/aiter/bf16_tuned_gemm_gfx950_asm.csv \\\n"
+                "    --co-dir tests/fixtures/aiter_timing"},
+      {"model check", "isatune model check --aiter-csv tests/fixtures/aiter/bf16_tuned_gemm_gfx950_asm.csv \\\n"
+                      "    --co-dir tests/fixtures/aiter_timing --json"},
       {"advise", "isatune advise --target gfx942 --model Llama-3-8B --tokens 8192"},
       {"slurm", "isatune slurm submit --out run1 --shards 8 --partition gpu --dry-run \\\n"
                 "    -- rmsnorm --target gfx942 --device hip --problems shapes.txt --strategy exhaustive\n"

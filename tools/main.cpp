@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   add_advise_command(app, global, status);
   add_slurm_command(app, global, status);
   add_report_command(app, global, status);
+  add_model_command(app, global, status);
   add_help_examples(app);
   try {
     app.parse(argc, argv);

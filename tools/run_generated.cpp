@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "emu_profile.h"
 #include "estimate_json.h"
 #include "exit_codes.h"
 #include "isatune/emu/emulator.h"
@@ -56,6 +57,8 @@ int run_generated(const GeneratedRunOptions& opt) {
                                                         {"prune_reasons", compiled.prune_reasons}}
                                        : nlohmann::json{{"skipped", ptxas_why}};
     }
+    if (opt.profile)
+      if (auto* e = dynamic_cast<emu::EmuDevice*>(device.get())) j["profile"] = emu_profile_json(*e);
     std::cout << j.dump(2) << "\n";
   } else {
     char buf[512];
@@ -75,7 +78,7 @@ int run_generated(const GeneratedRunOptions& opt) {
     for (const auto& d : r.diagnostics) std::fprintf(stderr, "report: %s\n", d.c_str());
     if (r.timing) {
       if (r.timing->emulated)
-        std::snprintf(buf, sizeof buf, "time     %.6f ms emulated (an instruction-cost estimate, not a measurement)\n",
+        std::snprintf(buf, sizeof buf, "time     %.6f ms emulated (the timing model's estimate, not a measurement)\n",
                       r.timing->median_ms);
       else
         std::snprintf(buf, sizeof buf, "time     %.6f ms median (p20 %.6f, p80 %.6f) over %d launches, events\n",
@@ -106,6 +109,10 @@ int run_generated(const GeneratedRunOptions& opt) {
     }
     std::cout << buf;
     if (!est.note.empty()) std::cout << "         " << est.note << "\n";
+    if (opt.profile) {
+      if (auto* e = dynamic_cast<emu::EmuDevice*>(device.get()); e && r.timing) print_emu_profile(std::cout, *e);
+      else std::cout << "profile  only the CDNA emulator (emu:gfx90a|gfx942|gfx950) profiles a timed run\n";
+    }
     std::cout << "status   " << tune::to_string(r.status) << (r.message.empty() ? "" : ": " + r.message) << "\n";
   }
   return r.status == tune::Status::ok ? kExitOk : kExitInputError;

@@ -15,6 +15,7 @@ struct GeneratedRunOptions {
   unsigned threads = 0;
   uint64_t seed = 1;
   bool json = false;
+  bool profile = false; // emulator: the timing model's profile of the last launch (emu_profile.h)
 };
 
 int run_generated(const GeneratedRunOptions& opt);

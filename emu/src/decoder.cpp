@@ -121,6 +121,22 @@ bool is_trans(std::string_view n) {
   return false;
 }
 
+// Floating-point operations per active lane of a VALU instruction, for the achieved FLOP/s of a profile: an FMA
+// counts 2, an add or multiply 1, a packed (V_PK_) form twice that; everything else 0.
+uint32_t valu_flops(std::string_view n) {
+  const bool fp = n.find("_F32") != n.npos || n.find("_F16") != n.npos || n.find("_F64") != n.npos ||
+                  n.find("_BF16") != n.npos;
+  if (!fp) return 0;
+  const bool pk = n.starts_with("V_PK_");
+  std::string_view op = n.substr(pk ? 5 : 2);
+  uint32_t f = 0;
+  if (op.starts_with("FMA") || op.starts_with("MAC") || op.starts_with("FMAC") || op.starts_with("MAD")) f = 2;
+  else if (op.starts_with("ADD") || op.starts_with("SUB") || op.starts_with("MUL") || op.starts_with("MAX") ||
+           op.starts_with("MIN"))
+    f = 1;
+  return pk ? 2 * f : f;
+}
+
 struct Mc {
   std::unique_ptr<llvm::MCRegisterInfo> mri;
   std::unique_ptr<llvm::MCAsmInfo> mai;
@@ -283,7 +299,13 @@ Program decode_kernel(const CodeObject& code, const KernelInfo& kernel, cdna::Gf
       in.passes = uint8_t(cycles / 4);
       bool f32 = in.mfma && in.mfma->a == MType::f32;
       in.xdl = gfx == cdna::Gfx::gfx90a ? true : !f32;
+      if (in.mfma) {
+        in.mfma_blocks_valu = f32 || std::string_view(in.mfma->name).find("F64") != std::string_view::npos;
+        in.flops = 2u * in.mfma->m * in.mfma->n * in.mfma->k;
+      }
     }
+    in.setprio = in.name == "S_SETPRIO";
+    if (in.cat == Cat::valu) in.flops = valu_flops(in.name);
     if (in.cat == Cat::branch && in.nimm >= 1 && in.name != "S_SETPC_B64" && in.name != "S_GETPC_B64") {
       int64_t target = int64_t(pc) + 4 + int64_t(int16_t(in.imm[0])) * 4;
       in.imm[9] = target;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <thread>
@@ -9,6 +10,7 @@
 #include "decoder.h"
 #include "executor.h"
 #include "isatune/emu/emulator.h"
+#include "isatune/codeobj/occupancy.h"
 #include "isatune/error.h"
 
 namespace isatune::emu {
@@ -20,6 +22,7 @@ public:
   explicit EmuFunction(std::shared_ptr<const KernelImage> image) : image_(std::move(image)) {}
   const KernelInfo& info() const override { return image_->info; }
   const KernelImage& image() const { return *image_; }
+  std::shared_ptr<const KernelImage> image_ptr() const { return image_; }
 
 private:
   std::shared_ptr<const KernelImage> image_;
@@ -67,6 +70,8 @@ struct EmuDevice::Impl {
   double clock_ms = 0; // emulated time of the device's stream
   mutable std::mutex reports_mutex;
   std::vector<HazardReport> reports;
+  std::shared_ptr<const KernelImage> last_image; // the last launch's kernel and profile
+  std::vector<InstProfile> last_profile;
 };
 
 EmuDevice::EmuDevice(EmuOptions options) : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
@@ -186,17 +191,22 @@ void EmuDevice::launch(loader::Function& function, const loader::LaunchConfig& c
   const uint64_t total = uint64_t(g.x) * g.y * g.z;
   unsigned nthreads = options_.threads ? options_.threads : std::max(1u, std::thread::hardware_concurrency());
   nthreads = unsigned(std::min<uint64_t>(nthreads, total));
+  const TimingParams& tp = timing_params(impl_->target->gfx);
+  const uint32_t cus = impl_->target->compute_units;
   std::atomic<uint64_t> next{0};
   std::mutex merge;
   std::exception_ptr error;
   uint64_t err_index = ~0ull;
   WorkgroupCost sum;
-  uint64_t max_wg_cycles = 0;
+  std::vector<CuLoad> loads(cus);
+  std::vector<uint64_t> read_lines, write_lines;
+  std::vector<InstProfile> profile(k.prog.insts.size());
   auto start = std::chrono::steady_clock::now();
   auto worker = [&] {
     WorkgroupRunner runner;
+    runner.begin_launch(tp);
     WorkgroupCost local;
-    uint64_t local_max = 0;
+    std::vector<CuLoad> local_loads(cus);
     for (;;) {
       uint64_t i = next.fetch_add(1);
       if (i >= total || ctx.stop.load()) break;
@@ -206,7 +216,10 @@ void EmuDevice::launch(loader::Function& function, const loader::LaunchConfig& c
         local.wave_cycles += c.wave_cycles;
         local.instructions += c.instructions;
         local.lane_instructions += c.lane_instructions;
-        local_max = std::max(local_max, c.cycles);
+        local.valu_busy += c.valu_busy, local.mfma_busy += c.mfma_busy;
+        local.lds_busy += c.lds_busy, local.vmem_busy += c.vmem_busy;
+        local.l1_miss_lines += c.l1_miss_lines, local.flops += c.flops, local.bytes += c.bytes;
+        local_loads[i % cus].add(c);
       } catch (...) {
         std::lock_guard lock(merge);
         if (i < err_index) error = std::current_exception(), err_index = i;
@@ -218,7 +231,18 @@ void EmuDevice::launch(loader::Function& function, const loader::LaunchConfig& c
     sum.wave_cycles += local.wave_cycles;
     sum.instructions += local.instructions;
     sum.lane_instructions += local.lane_instructions;
-    max_wg_cycles = std::max(max_wg_cycles, local_max);
+    sum.valu_busy += local.valu_busy, sum.mfma_busy += local.mfma_busy;
+    sum.lds_busy += local.lds_busy, sum.vmem_busy += local.vmem_busy;
+    sum.l1_miss_lines += local.l1_miss_lines, sum.flops += local.flops, sum.bytes += local.bytes;
+    for (uint32_t c = 0; c < cus; ++c) loads[c].merge(local_loads[c]);
+    read_lines.insert(read_lines.end(), runner.read_lines().begin(), runner.read_lines().end());
+    write_lines.insert(write_lines.end(), runner.write_lines().begin(), runner.write_lines().end());
+    const auto& p = runner.profile();
+    for (size_t n = 0; n < std::min(p.size(), profile.size()); ++n) {
+      profile[n].issued += p[n].issued;
+      profile[n].issue_cycles += p[n].issue_cycles;
+      for (int st = 0; st < kStalls; ++st) profile[n].stall[st] += p[n].stall[st];
+    }
   };
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < nthreads; ++t) pool.emplace_back(worker);
@@ -245,11 +269,62 @@ void EmuDevice::launch(loader::Function& function, const loader::LaunchConfig& c
   last_.waves = total * ((threads + 63) / 64);
   last_.instructions = sum.instructions;
   last_.lane_instructions = sum.lane_instructions;
-  const uint64_t simds = uint64_t(impl_->target->compute_units) * impl_->target->simds_per_cu;
-  last_.estimated_cycles = std::max(max_wg_cycles, (sum.wave_cycles + simds - 1) / simds) + 4000;
+  // The chip: the busiest CU against the shared bandwidths, each a lower limit of the kernel's time.
+  const auto occ = codeobj::amd_occupancy(*impl_->target, std::max<uint32_t>(d.vgprs_allocated, 1),
+                                          d.sgprs_allocated, setup.lds_bytes, uint32_t(threads));
+  // Occupancy's workgroups_per_cu counts the size and LDS limits; the registers limit waves per SIMD.
+  const uint64_t waves_per_wg = (threads + 63) / 64;
+  const uint64_t by_waves = uint64_t(occ.waves_per_simd) * impl_->target->simds_per_cu / waves_per_wg;
+  last_.workgroups_per_cu = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(occ.workgroups_per_cu, by_waves)));
+  last_.compute_units = cus;
+  for (const CuLoad& c : loads) last_.cu_cycles = std::max(last_.cu_cycles, c.cycles(last_.workgroups_per_cu));
+  auto distinct = [](std::vector<uint64_t>& v) {
+    std::sort(v.begin(), v.end());
+    return double(std::unique(v.begin(), v.end()) - v.begin());
+  };
+  last_.dram_bytes = (distinct(read_lines) + distinct(write_lines)) * tp.line_bytes;
+  last_.l2_bytes = double(sum.l1_miss_lines) * tp.line_bytes;
+  last_.requested_bytes = double(sum.bytes);
+  last_.flops = double(sum.flops);
+  last_.dram_cycles = uint64_t(std::ceil(last_.dram_bytes / (tp.hbm_bytes_per_clk * tp.hbm_efficiency)));
+  last_.l2_cycles = uint64_t(std::ceil(last_.l2_bytes / tp.l2_bytes_per_clk));
+  last_.launch_cycles = tp.launch_cycles;
+  last_.limiter = last_.cu_cycles >= std::max(last_.dram_cycles, last_.l2_cycles) ? "cu"
+                  : last_.dram_cycles >= last_.l2_cycles                          ? "dram"
+                                                                                  : "l2";
+  last_.valu_busy = double(sum.valu_busy), last_.mfma_busy = double(sum.mfma_busy);
+  last_.lds_busy = double(sum.lds_busy), last_.vmem_busy = double(sum.vmem_busy);
+  last_.estimated_cycles = std::max({last_.cu_cycles, last_.dram_cycles, last_.l2_cycles}) + tp.launch_cycles;
   last_.estimated_ms = double(last_.estimated_cycles) / (impl_->target->peak_clock_ghz * 1e6);
   last_.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  impl_->last_image = f->image_ptr();
+  impl_->last_profile = std::move(profile);
   impl_->clock_ms += last_.estimated_ms;
+}
+
+std::vector<std::string> EmuDevice::stall_causes() {
+  std::vector<std::string> v;
+  for (int s = 0; s < kStalls; ++s) v.push_back(stall_name(Stall(s)));
+  return v;
+}
+
+std::vector<InstructionProfile> EmuDevice::profile() const {
+  std::vector<InstructionProfile> out;
+  if (!impl_->last_image) return out;
+  const auto& insts = impl_->last_image->prog.insts;
+  for (size_t i = 0; i < insts.size() && i < impl_->last_profile.size(); ++i) {
+    const InstProfile& p = impl_->last_profile[i];
+    InstructionProfile r;
+    r.address = insts[i].addr;
+    r.text = insts[i].text;
+    r.issued = p.issued;
+    r.issue_cycles = p.issue_cycles;
+    for (int s = 0; s < kStalls; ++s)
+      if (p.stall[s]) r.stalls.emplace_back(stall_name(Stall(s)), p.stall[s]);
+    if (insts[i].cat == Cat::branch) r.branch_target = insts[i].target;
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 std::unique_ptr<loader::Event> EmuDevice::create_event() { return std::make_unique<EmuEvent>(); }

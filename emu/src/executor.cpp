@@ -31,6 +31,10 @@ void init_wave(Wave& w, const KernelImage& k, const LaunchSetup& setup, Workgrou
   w.history_pos = 0;
   w.ws_clock = 0;
   w.cycle = 0;
+  w.simd = uint8_t(index % 4); // a workgroup's waves are spread over the CU's four SIMDs
+  w.prio = 0;
+  w.barrier_arrival = 0;
+  w.ready.fill(0);
   w.instructions = w.lane_instructions = 0;
   if (w.v.size() != 512) w.v.resize(512);
   // Registers start at zero (hardware leaves them undefined); only the allocated ones are cleared.
@@ -81,11 +85,11 @@ bool skipped_by_vskip(Cat c) {
   }
 }
 
-// Runs a wave until it ends or reaches a barrier.
-void run_wave(Wave& w) {
+// Runs a wave until it ends, reaches a barrier or its clock passes `until` (another wave's turn).
+void run_wave(Wave& w, uint64_t until) {
   const auto& insts = w.prog->insts;
   const uint64_t limit = w.ctx->max_instructions;
-  while (!w.done && !w.at_barrier) {
+  while (!w.done && !w.at_barrier && w.cycle <= until) {
     if (w.pc >= insts.size()) {
       w.cur = insts.empty() ? nullptr : &insts.back();
       unsupported(w, "ran past the end of the kernel after");
@@ -100,7 +104,7 @@ void run_wave(Wave& w) {
     if (w.vskip && skipped_by_vskip(in.cat)) {
       ++w.pc;
       ++w.instructions;
-      w.cycle += 1;
+      w.cycle += 4; // one issue cycle
       continue;
     }
     // With VGPR indexing on, VALU instructions run (and are checked) with their indexed operands; the
@@ -109,10 +113,14 @@ void run_wave(Wave& w) {
     const Inst& run = indexed ? apply_gpr_index(w, in) : in;
     if (has_pending(w)) check_pending(w, run);
     check_wait_states(w, run);
+    const uint32_t index = w.pc;
+    const uint64_t start = timing_issue(w, in, index);
+    w.cycle = start;
+    const size_t vm = w.vm_queue.size(), lgkm = w.lgkm_queue.size();
     ++w.pc;
     run.fn(w, run);
     record_issue(w, in);
-    w.cycle += issue_cycles(in);
+    timing_complete(w, in, index, start, vm, lgkm);
     ++w.instructions;
     if (in.cat == Cat::valu || in.cat == Cat::trans || in.cat == Cat::mfma)
       w.lane_instructions += uint64_t(std::popcount(w.exec()));
@@ -125,6 +133,16 @@ void run_wave(Wave& w) {
 
 } // namespace
 
+void WorkgroupRunner::begin_launch(const TimingParams& params) {
+  params_ = &params;
+  read_lines_.clear();
+  write_lines_.clear();
+  profile_.clear();
+  cu_.read_lines = &read_lines_;
+  cu_.write_lines = &write_lines_;
+  cu_.profile = &profile_;
+}
+
 WorkgroupCost WorkgroupRunner::run(LaunchContext& ctx, const KernelImage& k, const LaunchSetup& setup,
                                    const uint32_t id[3]) {
   const uint32_t threads = setup.block.x * setup.block.y * setup.block.z;
@@ -133,26 +151,48 @@ WorkgroupCost WorkgroupRunner::run(LaunchContext& ctx, const KernelImage& k, con
   for (int i = 0; i < 3; ++i) wg_.id[i] = id[i];
   wg_.lds_size = setup.lds_bytes;
   wg_.lds.assign(setup.lds_bytes, 0);
+  cu_.reset(params_ ? *params_ : timing_params(ctx.gfx), k.prog.insts.size());
+  wg_.cu = &cu_;
   for (uint32_t i = 0; i < nwaves; ++i) {
     waves_[i].ctx = &ctx;
     init_wave(waves_[i], k, setup, wg_, i, threads);
   }
+  // Waves take turns in emulated time: the one with the earliest clock (then the higher s_setprio, then the
+  // older) runs until its clock passes the next one's by more than kTurnCycles, so the SIMDs' and the CU's
+  // shared units see their requests in time order to within a few issue cycles (a turn per instruction would
+  // cost the emulator a third of its speed on VALU code).
   for (;;) {
-    uint32_t running = 0, waiting = 0;
+    Wave* best = nullptr;
+    uint64_t next = ~0ull;
+    uint32_t running = 0;
     for (uint32_t i = 0; i < nwaves; ++i) {
       Wave& w = waves_[i];
-      if (!w.done && !w.at_barrier) run_wave(w);
-      if (ctx.stop.load(std::memory_order_relaxed)) return {};
-      if (!w.done) ++running;
-      if (w.at_barrier) ++waiting;
+      if (w.done) continue;
+      ++running;
+      if (w.at_barrier) continue;
+      if (!best || w.cycle < best->cycle || (w.cycle == best->cycle && w.prio > best->prio)) {
+        if (best) next = std::min(next, best->cycle);
+        best = &w;
+      } else {
+        next = std::min(next, w.cycle);
+      }
     }
     if (running == 0) break;
-    if (waiting == running) {
-      uint64_t t = 0;
-      for (uint32_t i = 0; i < nwaves; ++i)
-        if (!waves_[i].done) t = std::max(t, waves_[i].cycle);
-      for (uint32_t i = 0; i < nwaves; ++i)
-        if (!waves_[i].done) waves_[i].at_barrier = false, waves_[i].cycle = t;
+    if (best) {
+      constexpr uint64_t kTurnCycles = 16;
+      run_wave(*best, next == ~0ull ? next : next + kTurnCycles);
+      if (ctx.stop.load(std::memory_order_relaxed)) return {};
+      continue;
+    }
+    // Every wave still running waits at the barrier: release them together.
+    uint64_t t = 0;
+    for (uint32_t i = 0; i < nwaves; ++i)
+      if (!waves_[i].done) t = std::max(t, waves_[i].cycle);
+    for (uint32_t i = 0; i < nwaves; ++i) {
+      Wave& w = waves_[i];
+      if (w.done) continue;
+      if (w.pc > 0 && w.pc - 1 < profile_.size()) profile_[w.pc - 1].stall[int(Stall::barrier)] += t - w.cycle;
+      w.at_barrier = false, w.cycle = t;
     }
   }
   WorkgroupCost cost;
@@ -163,6 +203,18 @@ WorkgroupCost WorkgroupRunner::run(LaunchContext& ctx, const KernelImage& k, con
     cost.instructions += w.instructions;
     cost.lane_instructions += w.lane_instructions;
   }
+  for (const auto& s : cu_.simd) {
+    const uint64_t busy = std::max(s.valu_busy, s.mfma_busy);
+    cost.simd_busy_sum += busy;
+    cost.simd_busy_max = std::max(cost.simd_busy_max, busy);
+    cost.valu_busy += s.valu_busy;
+    cost.mfma_busy += s.mfma_busy;
+  }
+  cost.lds_busy = cu_.lds_busy;
+  cost.vmem_busy = cu_.vmem_busy;
+  cost.l1_miss_lines = cu_.l1_miss_lines;
+  cost.flops = cu_.flops;
+  cost.bytes = cu_.bytes;
   return cost;
 }
 

@@ -64,6 +64,9 @@ struct Inst {
   const MfmaShape* mfma = nullptr;
   uint8_t passes = 0;        // MFMA passes on this target
   bool xdl = false;          // MFMA counted as XDL on this target
+  bool mfma_blocks_valu = false; // f32/f64 MFMA: does not co-execute with VALU (timing model)
+  bool setprio = false;      // s_setprio (timing model: issue priority)
+  uint32_t flops = 0;        // per active lane (VALU) or per wave (MFMA), for achieved FLOP/s
   // Hazard view, in the unified register space.
   std::vector<RegRange> reads, writes;
   std::vector<RegRange> vwrites, swrites; // writes split: VGPR/AGPR, SGPR/VCC (not EXEC)

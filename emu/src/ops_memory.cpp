@@ -8,6 +8,7 @@
 #include "checks.h"
 #include "executor.h"
 #include "ops.h"
+#include "timing.h"
 #include "util.h"
 
 namespace isatune::emu {
@@ -28,6 +29,7 @@ uint8_t* global_ptr(Wave& w, uint64_t addr, uint32_t bytes, bool store) {
     w.ctx->report(w, HazardKind::out_of_bounds, std::string(store ? "store" : "load") + " of " +
                                                     std::to_string(bytes) + " bytes at " + hex_addr(addr) +
                                                     " is outside every allocation");
+  note_global(w, addr, bytes, store); // timing model (timing.h)
   return p;
 }
 
@@ -268,6 +270,7 @@ uint8_t* lds_ptr(Wave& w, uint64_t addr, uint32_t bytes, bool store) {
                                                     " bytes");
     return nullptr;
   }
+  note_lds(w, addr, bytes); // timing model (timing.h)
   return w.wg->lds.data() + addr;
 }
 

@@ -29,8 +29,11 @@ struct IssueRecord {
   uint64_t stamp = 0;     // wait-state clock at issue
 };
 
+struct CuState;
+
 struct Workgroup {
   uint32_t id[3] = {0, 0, 0};
+  CuState* cu = nullptr;          // timing model: the CU's shared units (timing.h)
   std::vector<uint8_t> lds;
   uint32_t lds_size = 0;
 };
@@ -67,9 +70,16 @@ struct Wave {
   std::array<IssueRecord, 32> history{};
   uint32_t history_pos = 0;
   uint64_t ws_clock = 0;
-  // Cost model.
+  // Timing model (timing.h, cost_model.cpp).
   uint64_t cycle = 0;
   uint64_t instructions = 0, lane_instructions = 0;
+  uint8_t simd = 0, prio = 0;             // SIMD of the CU (index mod 4), s_setprio level
+  uint64_t barrier_arrival = 0;           // cycle it reached the current s_barrier
+  std::array<uint64_t, kNumRegs> ready{}; // cycle each register's ALU result is ready
+  // The current memory instruction's accesses (note_global / note_lds).
+  uint64_t acc_last_line = ~0ull;
+  uint32_t acc_lines = 0, acc_l1_miss = 0, acc_first = 0, acc_lds = 0;
+  std::array<uint32_t, 512> acc_lds_dw{};
 
   uint64_t exec() const { return uint64_t(s[kExec]) | uint64_t(s[kExec + 1]) << 32; }
   void set_exec(uint64_t e) { s[kExec] = uint32_t(e); s[kExec + 1] = uint32_t(e >> 32); }

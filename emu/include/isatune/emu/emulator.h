@@ -1,8 +1,8 @@
 #pragma once
 // The CDNA emulator as a loader Device ("emu"): runs AMD code objects (gfx90a, gfx942, gfx950) on the CPU,
 // wave64, with workgroups in parallel on the CPU's cores. Every launch checks wait counts, wait states and
-// memory accesses (report.h). Timings are a deterministic instruction-cost estimate (cost_model.h), labelled
-// emulated in DeviceProperties::emulated.
+// memory accesses (report.h). Timings come from the timing model (docs/emulator.md "Timing model"): an estimate,
+// labelled emulated in DeviceProperties::emulated, never a measurement.
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -32,6 +32,29 @@ struct LaunchStats {
   uint64_t estimated_cycles = 0;   // kernel duration from the cost model, in shader clocks
   double estimated_ms = 0;         // estimated_cycles at the target's peak clock: emulated, not measured
   double host_seconds = 0;         // wall time the emulation took on this machine
+  // The timing model's view (docs/emulator.md "Timing model"): the kernel is the largest of these, plus the
+  // launch overhead. cu: the busiest CU's workgroups, each simulated on its CU (SIMD issue, dependencies, LDS,
+  // vector memory), co-resident ones combined; dram / l2: the chip's shared bandwidths, analytic.
+  uint64_t cu_cycles = 0, dram_cycles = 0, l2_cycles = 0, launch_cycles = 0;
+  std::string limiter;             // "cu", "dram" or "l2"
+  uint32_t workgroups_per_cu = 0;  // resident at once (occupancy from registers, LDS, workgroup size)
+  uint32_t compute_units = 0;      // the chip's, which the workgroups are dealt over (round robin)
+  double dram_bytes = 0;           // distinct 128 B (gfx90a 64 B) lines read + lines written
+  double l2_bytes = 0;             // vector L1 misses
+  double requested_bytes = 0;      // global bytes the lanes asked for
+  double flops = 0;                // MFMA and VALU floating-point operations issued
+  // Busy cycles summed over the whole launch, for busy fractions (divide by cycles x units).
+  double valu_busy = 0, mfma_busy = 0, lds_busy = 0, vmem_busy = 0;
+};
+
+// Per-instruction profile of the last launch (EmuDevice::profile): cycles summed over every wave.
+struct InstructionProfile {
+  uint32_t address = 0;            // byte offset in the kernel
+  std::string text;                // disassembly
+  uint64_t issued = 0;             // wave executions
+  uint64_t issue_cycles = 0;
+  std::vector<std::pair<std::string, uint64_t>> stalls; // cause -> cycles, causes with cycles only
+  int32_t branch_target = -1;      // index of the destination for a branch (loops: a backward one)
 };
 
 class EmuDevice : public loader::Device {
@@ -59,6 +82,10 @@ public:
   std::vector<HazardReport> reports() const;
   void clear_reports();
   const LaunchStats& last_launch() const { return last_; }
+  // Per-instruction issue and stall cycles of the last launch (timing model), in program order.
+  std::vector<InstructionProfile> profile() const;
+  // The stall causes, in the order the model knows them.
+  static std::vector<std::string> stall_causes();
   const EmuOptions& options() const { return options_; }
   void set_strict(bool strict) { options_.strict = strict; }
   void set_threads(unsigned threads) { options_.threads = threads; }

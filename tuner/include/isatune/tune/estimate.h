@@ -1,8 +1,10 @@
 #pragma once
 // A static estimate of a variant on a problem, before any device time: resources read from its code object
 // (registers, LDS, scratch, occupancy), the problem's FLOPs and compulsory bytes, and a roofline bound against
-// the target's peaks (cdna::TargetInfo, shared/notes/cdna.md section 7), the compute side derated for the last
-// partial wave of workgroups (and for grids smaller than the chip). The tuner ranks candidates by it; it is a bound, not a prediction.
+// the target's peaks (cdna::TargetInfo, shared/notes/cdna.md section 7), the compute side derated for the CUs
+// (SMs) the grid leaves idle: ceil(workgroups / CUs) workgroups on the busiest CU, each at one CU's peak. It is a
+// true lower bound (compute_ms at peak, memory_ms at peak bandwidth, each labelled; the emulator never reports
+// less); the tuner ranks candidates by it. A bound, not a prediction.
 #include <cstdint>
 #include <string>
 
@@ -20,7 +22,7 @@ struct Estimate {
   double flops = 0, bytes = 0, intensity = 0; // FLOP per byte
   double peak_tflops = 0, peak_tbps = 0;      // the target's, for this data type (matrix or vector)
   double compute_ms = 0, memory_ms = 0;       // each resource alone at its peak
-  double wave_efficiency = 1;                 // workgroups / slots of the last full or partial wave
+  double wave_efficiency = 1;                 // workgroups / (CUs x ceil(workgroups / CUs))
   double bound_ms = 0;                        // max(compute / wave_efficiency, memory)
   std::string bound_by;                       // "compute" or "memory"
   std::string peaks_of;                       // the chip whose peaks bound it: "MI300X", "H200 SXM"
