@@ -72,7 +72,9 @@ static std::vector<uint8_t> encode_scalar(const ElemType& t, const std::string& 
 std::vector<uint8_t> read_binary(const std::string& path) {
   // Not a device or a pipe: /dev/zero would be read until memory runs out.
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path + ": not a regular file");
+  const auto status = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw InputError(path + ": not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open for reading");
   std::ostringstream ss;
