@@ -240,6 +240,21 @@ std::vector<Case> cases() {
                  return assemble_error(s);
                }, "k.s:"});
   // PTX (the PTX emulator's parser: isatune run, the PTX tuner).
+  c.push_back({"PTX", "empty", [](auto&) {
+                 return error_of([&] {
+                   auto dev = isatune::emu::ptx::make_ptx_emu_device({.target = "sm_80"});
+                   auto code = isatune::emu::ptx::ptx_code_object("", "", "k.ptx");
+                   dev->load(code)->function("add_one");
+                 });
+               }, "k.ptx:1:1"});
+  c.push_back({"PTX", "wrong target", [](auto&) {
+                 std::string s = kPtx;
+                 s.replace(s.find("sm_80"), 5, "sm_90a");
+                 return error_of([&] {
+                   auto dev = isatune::emu::ptx::make_ptx_emu_device({.target = "sm_80"});
+                   dev->load(isatune::emu::ptx::ptx_code_object(s, "", "k.ptx"));
+                 });
+               }, "sm_90a"});
   c.push_back({"PTX", "truncated", [](auto&) { return ptx_error(std::string(kPtx).substr(0, 200)); }, "k.ptx:"});
   c.push_back({"PTX", "corrupt", [](auto&) {
                  // The parser leaves qualifiers to its consumer (parser.h): the emulator refuses the entry.
@@ -344,7 +359,12 @@ std::vector<Case> cases() {
   c.push_back({"Kernel Tuner / T4 / KTT", "wrong version", [](auto&) {
                  return replay_error(R"({"Results": [{"Configuration": [{"Name": "A", "Value": 1}],
                    "Status": "SomethingNew", "TotalDuration": 1}]})");
-               }, "SomethingNew"});
+               }, "'cache.json': unknown KTT status 'SomethingNew'"});
+  c.push_back({"Kernel Tuner / T4 / KTT", "corrupt (T4 measurement without value)", [](auto&) {
+                 // Read a missing key through const operator[] (undefined behaviour) before; found by fuzz_replay.
+                 return replay_error(R"({"results": [{"configuration": {"bx": 16}, "invalidity": "correct",
+                   "measurements": [{"name": "time", "valud": 1.25}]}]})");
+               }, "T4 result without a time measurement"});
   c.push_back({"Kernel Tuner / T4 / KTT", "wrong kind", [](auto&) { return replay_error("[1, 2, 3]"); },
                "cache.json"});
   c.push_back({"Kernel Tuner / T4 / KTT", "adversarial sizes", [](auto&) {
@@ -358,7 +378,7 @@ std::vector<Case> cases() {
                  }
                  return replay_error("{\"tune_params_keys\": [" + keys + "], \"tune_params\": {" + params +
                                      "}, \"cache\": {\"x\": {\"time\": 1.5" + entry + "}}}");
-               }, "more than 2^64 configurations"});
+               }, "'cache.json': the recorded space (40 parameters) has more than 2^64 configurations"});
   // isatune run --arg.
   c.push_back({"run --arg", "empty", [](auto&) { return arg_error(""); }, "--arg 0"});
   c.push_back({"run --arg", "truncated", [](auto&) { return arg_error("buf:f32"); }, "element count"});
