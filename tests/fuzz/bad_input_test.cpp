@@ -226,6 +226,10 @@ std::vector<Case> cases() {
                  s.replace(s.find("v_add"), 5, "v_qux");
                  return assemble_error(s);
                }, "k.s:"});
+  c.push_back({"AMD assembly", "corrupt (unterminated string)", [](auto&) {
+                 // LLVM 22 never returned on this (llvm-mc too); found by fuzz_asm_text.
+                 return assemble_error(vector_add_source() + "a/\"\n");
+               }, "unterminated string constant"});
   c.push_back({"AMD assembly", "wrong version", [](auto&) {
                  std::string s = vector_add_source();
                  s.replace(s.find(".amdhsa_code_object_version 5"), 29, ".amdhsa_code_object_version 99");
