@@ -230,6 +230,12 @@ std::vector<Case> cases() {
                  // LLVM 22 never returned on this (llvm-mc too); found by fuzz_asm_text.
                  return assemble_error(vector_add_source() + "a/\"\n");
                }, "unterminated string constant"});
+  c.push_back({"AMD assembly", "corrupt (NUL byte)", [](auto&) {
+                 // LLVM 22 never returned on this (llvm-mc too); found by fuzz_asm_text.
+                 std::string s = vector_add_source();
+                 s.insert(s.find("s_endpgm"), std::string("\0\xff", 2));
+                 return assemble_error(s);
+               }, "a NUL byte in the text"});
   c.push_back({"AMD assembly", "wrong version", [](auto&) {
                  std::string s = vector_add_source();
                  s.replace(s.find(".amdhsa_code_object_version 5"), 29, ".amdhsa_code_object_version 99");

@@ -6,6 +6,7 @@
 // Callers may add directives to the parser before it runs (detail::mc_assemble): the kernel fast path does.
 // Diagnostics are collected through handlers on the SourceMgr (parser errors) and the MCContext (errors found
 // while laying out and writing the object); nothing is printed.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -89,6 +90,16 @@ void check_size_expressions(const llvm::MCContext& ctx, const std::string& file)
 // cannot span lines, so one left open is refused before LLVM sees the text: LLVM refuses every such line anyway.
 // Comments (//, ;, /* */) and the .amdgpu_metadata block (YAML, read by its own parser) are skipped.
 void check_strings_terminated(std::string_view text, const std::string& file) {
+  // A NUL byte inside the text hangs LLVM 22's lexer the same way (llvm-mc too; found by fuzz_asm_text,
+  // tests/fuzz/regressions/asm_text/nul-byte-hang.s); assembly text never holds one.
+  if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    isatune::toolchain::Diagnostic d;
+    d.file = file;
+    d.line = 1 + int(std::count(text.begin(), text.begin() + nul, '\n'));
+    d.column = int(nul - (text.rfind('\n', nul) == std::string_view::npos ? 0 : text.rfind('\n', nul) + 1)) + 1;
+    d.message = "a NUL byte in the text (binary data, not assembly)";
+    throw isatune::toolchain::AssemblyError({d});
+  }
   bool block_comment = false, metadata = false;
   int line = 1;
   for (size_t start = 0; start <= text.size(); ++line) {
