@@ -117,6 +117,16 @@ size_t Database::merge_from(const std::string& other_path) {
   {
     // Validates the source (exists, isatune, same schema) and refuses corrupt blobs before anything is copied.
     Database src = Database::open(other_path, OpenOptions{.read_only = true});
+    // A corrupt page can surface only at COMMIT (SQLITE_CORRUPT after the target's rows were written: the merge
+    // reported failure yet kept them; found by fuzz_db), so the whole source is checked first.
+    std::string check;
+    try {
+      auto rows = src.query("PRAGMA quick_check(1)");
+      check = rows.empty() ? "no answer" : std::get<std::string>(rows[0][0]);
+    } catch (const InputError& e) {
+      check = e.what();
+    }
+    if (check != "ok") throw InputError(other_path + ": the database is corrupt (" + check + "); not merging");
     auto bad = corrupt_blobs(src.db_, nullptr);
     if (!bad.empty()) throw InputError(other_path + ": " + bad.front() + "; not merging");
   }

@@ -133,15 +133,23 @@ ISATUNE_FUZZ_TARGET(db) {
   auto db = Database::open(target);
   const auto before = snapshot(db);
   bool ok = true;
+  std::string error;
   try {
     if (mode < 2) db.merge_from(source);
     else db.import_from(import_dir);
-  } catch (const isatune::Error&) {
+  } catch (const isatune::Error& e) {
     ok = false;
+    error = e.what();
   }
   const auto after = snapshot(db);
   if (!ok) {
-    if (after != before) isatune::fuzz::fail("a failed merge/import changed the target database");
+    std::string changed;
+    for (const auto& [table, rows] : after)
+      if (before.count(table) == 0 || before.at(table) != rows)
+        changed += " " + table + " (" + std::to_string(before.count(table) ? before.at(table).size() : 0) + " -> " +
+                   std::to_string(rows.size()) + " rows)";
+    if (!changed.empty()) isatune::fuzz::fail("a failed merge/import (" + error + ") changed" + changed);
+    if (after != before) isatune::fuzz::fail("a failed merge/import (" + error + ") dropped a table");
   } else {
     for (const auto& [table, rows] : before) {
       auto it = after.find(table);
