@@ -90,14 +90,15 @@ void check_size_expressions(const llvm::MCContext& ctx, const std::string& file)
 // cannot span lines, so one left open is refused before LLVM sees the text: LLVM refuses every such line anyway.
 // Comments (//, ;, /* */) and the .amdgpu_metadata block (YAML, read by its own parser) are skipped.
 void check_strings_terminated(std::string_view text, const std::string& file) {
-  // A NUL byte inside the text hangs LLVM 22's lexer the same way (llvm-mc too; found by fuzz_asm_text,
-  // tests/fuzz/regressions/asm_text/nul-byte-hang.s); assembly text never holds one.
-  if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
+  // A NUL byte or two 0xff bytes inside the text hang LLVM 22's lexer the same way (llvm-mc too; found by
+  // fuzz_asm_text, tests/fuzz/regressions/asm_text/nul-byte-hang.s, ff-bytes-hang.s); text never holds a NUL,
+  // and 0xff is not part of any UTF-8 text.
+  if (size_t nul = text.find_first_of(std::string_view("\0\xff", 2)); nul != std::string_view::npos) {
     isatune::toolchain::Diagnostic d;
     d.file = file;
     d.line = 1 + int(std::count(text.begin(), text.begin() + nul, '\n'));
     d.column = int(nul - (text.rfind('\n', nul) == std::string_view::npos ? 0 : text.rfind('\n', nul) + 1)) + 1;
-    d.message = "a NUL byte in the text (binary data, not assembly)";
+    d.message = std::string(text[nul] ? "a 0xff" : "a NUL") + " byte in the text (binary data, not assembly)";
     throw isatune::toolchain::AssemblyError({d});
   }
   bool block_comment = false, metadata = false;
