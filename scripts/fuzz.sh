@@ -1,8 +1,45 @@
 #!/usr/bin/env bash
-# A brief libFuzzer run of the code object reader (30 s from a seed corpus) plus the saved crash inputs.
-# libFuzzer needs clang: this configures a separate clang build in ./build-fuzz and builds only the fuzzer.
+# libFuzzer runs (clang build in ./build-fuzz, every library instrumented; tests/fuzz/CMakeLists.txt).
+#
+#   scripts/fuzz.sh                     CI: the code object reader for 40,000 inputs from its seeds, plus its saved
+#                                       crash inputs (the other targets' seeds and regressions are replayed by
+#                                       test_tune's FuzzReplay in every build, so CI builds only this fuzzer)
+#   scripts/fuzz.sh --long SECONDS [TARGET...]
+#                                       each target (default: all) for SECONDS from its seeds and its corpus,
+#                                       then a line per target with its executions, corpus size and crashes
+#                                       (build-fuzz/fuzz-long.txt). Crash inputs go to build-fuzz/crash-<target>-*;
+#                                       copy one to tests/fuzz/regressions/<target>/ with the fix.
+#   scripts/fuzz.sh --list              the target names
+#
+# Targets: codeobj asm_text asm_builder ptx db replay run_args emu_cdna (docs/reliability.md says what each
+# feeds and checks). Long runs are meant for an idle machine: 10^7 executions of the cheap targets take hours.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ALL_TARGETS=(codeobj asm_text asm_builder ptx db replay run_args emu_cdna)
+usage() {
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  exit 2
+}
+MODE=ci
+SECONDS_EACH=0
+TARGETS=()
+case "${1:-}" in
+-h | --help) usage ;;
+--list) printf '%s\n' "${ALL_TARGETS[@]}"; exit 0 ;;
+--long)
+  MODE=long
+  [ $# -ge 2 ] || usage
+  SECONDS_EACH="$2"
+  shift 2
+  TARGETS=("$@")
+  [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL_TARGETS[@]}")
+  for t in "${TARGETS[@]}"; do
+    [[ " ${ALL_TARGETS[*]} " == *" $t "* ]] || { echo "fuzz: unknown target '$t' (--list names them)" >&2; exit 2; }
+  done
+  ;;
+"") ;;
+*) usage ;;
+esac
 # ccache keys on paths relative to the checkout, so a fresh clone reuses what an earlier build compiled.
 export CCACHE_BASEDIR="$PWD"
 # -g builds would otherwise hash the build folder's absolute path, so a clone elsewhere would miss every entry.
@@ -17,8 +54,41 @@ if [ -z "$CLANG" ]; then
 fi
 FUZZ_DIR="${ISATUNE_FUZZ_BUILD_DIR:-build-fuzz}"
 if [ ! -f "$FUZZ_DIR/build.ninja" ]; then
+  # -O1 -g: line numbers in every report, and quicker to compile (every library is built here with ASan+UBSan).
   CC="clang-$CLANG" CXX="clang++-$CLANG" cmake -S . -B "$FUZZ_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
     -DISATUNE_BUILD_FUZZ=ON -DISATUNE_BUILD_BENCH=OFF >/dev/null
 fi
-cmake --build "$FUZZ_DIR" -j "$(nproc)" --target fuzz_codeobj
-ctest --test-dir "$FUZZ_DIR" -R '^fuzz_codeobj' --output-on-failure
+if [ "$MODE" = ci ]; then
+  cmake --build "$FUZZ_DIR" -j "$(nproc)" --target fuzz_codeobj
+  ctest --test-dir "$FUZZ_DIR" -R '^fuzz_codeobj' --output-on-failure
+  exit 0
+fi
+
+cmake --build "$FUZZ_DIR" -j "$(nproc)" --target "${TARGETS[@]/#/fuzz_}"
+OUT="$FUZZ_DIR/tests/fuzz"
+SUMMARY="$FUZZ_DIR/fuzz-long.txt"
+echo "# $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) ${SECONDS_EACH}s per target" >>"$SUMMARY"
+status=0
+for t in "${TARGETS[@]}"; do
+  corpus="$OUT/corpus_$t"
+  mkdir -p "$corpus"
+  seeds=()
+  for d in "tests/fuzz/seeds/$t" "$OUT/seeds_$t" "tests/fuzz/regressions/$t"; do
+    [ -d "$d" ] && seeds+=("$d")
+  done
+  [ "$t" = codeobj ] && seeds=("$OUT/seeds" tests/fuzz/regressions)
+  log="$FUZZ_DIR/fuzz-long-$t.log"
+  set +e
+  # handle_segv=0: inside LLVM's decoder ASan's own handler has been seen to crash before writing the input.
+  ASAN_OPTIONS=handle_segv=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$OUT/fuzz_$t" \
+    -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=3072 -malloc_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$FUZZ_DIR/crash-$t-" "$corpus" "${seeds[@]}" >"$log" 2>&1
+  rc=$?
+  set -e
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  line="$t: ${execs:-?} executions in ${SECONDS_EACH} s, corpus $(ls "$corpus" | wc -l) files, exit $rc"
+  [ $rc -eq 0 ] || { line+=" (FAILED: $log, $FUZZ_DIR/crash-$t-*)"; status=1; }
+  echo "$line" | tee -a "$SUMMARY"
+done
+exit $status

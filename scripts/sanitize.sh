@@ -9,7 +9,12 @@
 # itself, UndefinedBehaviorSanitizer is made to (halt_on_error), and ThreadSanitizer exits non-zero.
 #
 # --ci: only the programs every tuner compile goes through, the assembler (test_toolchain) and the tuner
-#       (test_tune), which is what CI runs within its time budget; without it, the whole suite.
+#       (test_tune, which also replays every fuzz target's seeds and regressions and the bad-input table),
+#       which is what CI runs within its time budget; without it, the whole suite.
+# thread: only the programs and tests that run threads (THREAD_TESTS below: the compile pool, the assembler
+#       and PTX caches from many threads, the loader's selection cache, the emulators' host workers, the
+#       concurrent database writers): a ThreadSanitizer build of the whole tree is hours on a 2-core machine
+#       and the other tests run one thread.
 #
 # Suppressions: none. One test is skipped under AddressSanitizer with its reason printed
 # (Comgr.BothLlvmsInterleavedAndConcurrent: comgr's own LLVM replaces the sanitizer's alternate signal stack),
@@ -18,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 [ $# -ge 1 ] || usage
@@ -62,7 +67,12 @@ start=$(date +%s)
 # its own, and LSan's stop-the-world tracer at exit crashed once on such a process ("Tracer caught signal 11",
 # after the test had passed; docs/reliability.md). Third-party, so only those tests lose leak checking.
 COMGR='^Comgr\.'
-if [ "$SUBSET" = ci ]; then
+THREAD_PROGRAMS=(test_toolchain test_codeobj test_loader test_emu test_emu_ptx test_tune isatune)
+THREAD_TESTS='^(Concurrency\.|KernelAssembler\.ThreadsGiveIdenticalResults|PtxCache\.CompilesEachVariantOnceAndInParallel|DisassembleBytes\.ManyThreads|Fixture\.SameAnswerFromManyThreads|Database\.EightProcessesWriteConcurrently|EmuPtxDevice\.DeterministicAcrossHostThreads|.*AiterGemm\.Bf16GemmSplitKAtomics|TunePipeline\.|TuneResume\.|TuneIsolation\.)'
+if [ ",$SANITIZERS," == *",thread,"* ]; then
+  cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${THREAD_PROGRAMS[@]}"
+  ctest --test-dir "$BUILD_DIR" -R "$THREAD_TESTS" -E "$COMGR" --output-on-failure -j "$(nproc)" "$@"
+elif [ "$SUBSET" = ci ]; then
   # test_tune runs the isatune program (device worker), so it is built too.
   cmake --build "$BUILD_DIR" -j "$(nproc)" --target test_toolchain test_tune isatune
   ctest --test-dir "$BUILD_DIR" -L '^(test_toolchain|test_tune)$' -E "$COMGR" --output-on-failure -j "$(nproc)" "$@"
@@ -74,4 +84,5 @@ else
   ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
     ctest --test-dir "$BUILD_DIR" -R "$COMGR" --output-on-failure -j "$(nproc)" "$@"
 fi
+[[ ",$SANITIZERS," == *",thread,"* ]] && SUBSET=threaded
 echo "sanitize: $SANITIZERS ($SUBSET) passed in $(($(date +%s) - start)) s"

@@ -72,7 +72,12 @@ int pragma_int(sqlite3* db, const char* sql) {
 int check_schema(sqlite3* db, const std::string& path, bool writable) {
   int version = pragma_int(db, "PRAGMA user_version");
   int app = pragma_int(db, "PRAGMA application_id");
-  int tables = pragma_int(db, "SELECT count(*) FROM sqlite_master");
+  int tables = 0;
+  try {
+    tables = pragma_int(db, "SELECT count(*) FROM sqlite_master");
+  } catch (const InputError& e) {
+    throw InputError(path + ": " + e.what()); // a corrupt schema: say which file
+  }
   if (tables == 0 && version == 0) {
     if (!writable) throw InputError(path + ": empty database, not an isatune database");
     return 0;
@@ -83,6 +88,14 @@ int check_schema(sqlite3* db, const std::string& path, bool writable) {
     throw InputError(path + ": schema version " + std::to_string(version) +
                      " is newer than this isatune understands (" + std::to_string(kSchemaVersion) +
                      "); upgrade isatune to read it");
+  // Every table a current database has (another program's edits, a partial copy): merge and import read them all.
+  if (version == kSchemaVersion)
+    for (const char* table : {"devices", "toolchains", "generators", "code_objects", "kernels", "variants", "runs",
+                              "measurements"}) {
+      Stmt t(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+      t.bind(1, std::string(table));
+      if (!t.step()) throw InputError(path + ": not a complete isatune database (no table " + table + ")");
+    }
   if (version < kSchemaVersion && !writable)
     throw InputError(path + ": schema version " + std::to_string(version) + " is older than " +
                      std::to_string(kSchemaVersion) +

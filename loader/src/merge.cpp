@@ -160,6 +160,16 @@ MergeReport Database::merge(const std::vector<std::string>& inputs, uint32_t exp
     std::vector<std::pair<std::string, bool>> runs_of_file;
     try {
       Database src = Database::open(path, OpenOptions{.read_only = true});
+      // A corrupt page can surface only at COMMIT (SQLITE_CORRUPT after this database's rows were written: the
+      // merge reported failure yet kept them; found by fuzz_db), so the whole source is checked first.
+      std::string check;
+      try {
+        auto rows = src.query("PRAGMA quick_check(1)");
+        check = rows.empty() ? "no answer" : std::get<std::string>(rows[0][0]);
+      } catch (const InputError& e) {
+        check = e.what();
+      }
+      if (check != "ok") throw InputError(path + ": the database is corrupt (" + check + "); not merging this file");
       auto bad = detail::corrupt_blobs(src.db_, &f.blobs_checked);
       if (!bad.empty()) throw InputError(path + ": " + bad.front() + "; not merging this file");
       {

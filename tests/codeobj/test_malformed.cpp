@@ -227,6 +227,7 @@ TEST(Malformed, FuzzRegressions) {
   if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << dir << " not present";
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue; // the other fuzz targets' folders (tests/fuzz/regressions/<target>/)
     ++files;
     auto bytes = read_bytes(entry.path().string());
     parse_or_format_error(bytes, entry.path().filename().string());

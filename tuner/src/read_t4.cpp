@@ -63,8 +63,10 @@ ReplayData read_t4(const nlohmann::json& doc) {
     if (ev.status == Status::ok) {
       bool found = false;
       for (const auto& m : r.value("measurements", nlohmann::json::array()))
-        if (m.value("name", "") == "time" && m["value"].is_number()) {
-          ev.time_ms = m["value"].get<double>() * unit;
+        // find, not operator[]: on a const object a missing key is undefined behaviour (an assertion in
+        // debug builds), and a measurement without "value" is bad input (found by fuzz_replay).
+        if (auto v = m.find("value"); m.value("name", "") == "time" && v != m.end() && v->is_number()) {
+          ev.time_ms = v->get<double>() * unit;
           found = true;
         }
       if (!found)

@@ -39,6 +39,10 @@ ReplayData parse_replay_text(const std::string& text_in, const std::string& name
       throw InputError("'" + name + "': not a Kernel Tuner cache, T4 results or KTT output");
   } catch (const nlohmann::json::exception& e) {
     throw InputError("'" + name + "': " + e.what());
+  } catch (const InputError& e) {
+    // The readers' own messages ("unknown KTT status 'X'") do not name the file.
+    if (std::string(e.what()).rfind("'" + name + "'", 0) == 0) throw;
+    throw InputError("'" + name + "': " + e.what());
   }
   if (d.entries.empty())
     throw InputError("'" + name + "' holds no configurations");

@@ -61,7 +61,12 @@ uint64_t ValueTable::index(const std::vector<Parameter>& params, const std::vect
     auto it = std::find(vs.begin(), vs.end(), values[i]);
     if (it == vs.end())
       throw InputError("value " + values[i].str() + " of '" + params[i].name + "' is not declared");
-    idx = idx * vs.size() + static_cast<uint64_t>(it - vs.begin());
+    // A file can declare more configurations than 64 bits count (40 parameters of 4 values): refuse it
+    // rather than let indices wrap onto each other.
+    if (__builtin_mul_overflow(idx, uint64_t(vs.size()), &idx) ||
+        __builtin_add_overflow(idx, static_cast<uint64_t>(it - vs.begin()), &idx))
+      throw InputError("the recorded space (" + std::to_string(params.size()) +
+                       " parameters) has more than 2^64 configurations");
   }
   return idx;
 }

@@ -72,6 +72,13 @@ void Reader::check_header() const {
   uint16_t machine = llvm::support::endian::read16le(bytes_.data() + 18);
   if (machine != llvm::ELF::EM_AMDGPU)
     fail("not an AMDGPU code object (e_machine " + std::to_string(machine) + ")");
+  // HSA code objects only, v2 to v6 (EI_ABIVERSION 0 to 4): a later version may lay out its descriptor and
+  // metadata differently, and reading it as v6 would give wrong resource counts without a word.
+  if (bytes_[llvm::ELF::EI_OSABI] == llvm::ELF::ELFOSABI_AMDGPU_HSA &&
+      bytes_[llvm::ELF::EI_ABIVERSION] > llvm::ELF::ELFABIVERSION_AMDGPU_HSA_V6)
+    fail("code object version " + std::to_string(bytes_[llvm::ELF::EI_ABIVERSION] + 2) +
+         " (EI_ABIVERSION " + std::to_string(bytes_[llvm::ELF::EI_ABIVERSION]) +
+         ") is newer than this isatune reads (v2 to v6)");
 }
 
 void Reader::read_sections() {

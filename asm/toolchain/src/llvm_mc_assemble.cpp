@@ -6,10 +6,12 @@
 // Callers may add directives to the parser before it runs (detail::mc_assemble): the kernel fast path does.
 // Diagnostics are collected through handlers on the SourceMgr (parser errors) and the MCContext (errors found
 // while laying out and writing the object); nothing is printed.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <llvm/ADT/SmallVector.h>
@@ -25,6 +27,8 @@
 #include <llvm/MC/MCRegisterInfo.h>
 #include <llvm/MC/MCStreamer.h>
 #include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/MCSymbolELF.h>
+#include <llvm/MC/MCExpr.h>
 #include <llvm/MC/MCTargetOptions.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -42,6 +46,135 @@ namespace isatune::toolchain {
 namespace {
 
 constexpr const char* kTriple = "amdgcn-amd-amdhsa";
+
+// LLVM aborts the whole process (report_fatal_error "Unsupported AMDHSA Code Object Version") on a
+// .amdhsa_code_object_version it does not implement, so the directive is checked before LLVM sees the text:
+// a plain 4, 5 or 6 only (found by the assembler fuzzer, tests/fuzz/regressions/asm_text/).
+// ELFObjectWriter aborts ("Size expression must be absolute") on a .size whose expression names a symbol that is
+// never defined (found by fuzz_asm_text, tests/fuzz/regressions/asm_text/size-of-undefined-label.s).
+bool uses_undefined_symbol(const llvm::MCExpr& e, std::string& name) {
+  switch (e.getKind()) {
+  case llvm::MCExpr::SymbolRef: {
+    const llvm::MCSymbol& s = static_cast<const llvm::MCSymbolRefExpr&>(e).getSymbol();
+    if (s.isVariable()) return uses_undefined_symbol(*s.getVariableValue(), name);
+    if (s.isDefined()) return false;
+    name = s.getName().str();
+    return true;
+  }
+  case llvm::MCExpr::Unary: return uses_undefined_symbol(*static_cast<const llvm::MCUnaryExpr&>(e).getSubExpr(), name);
+  case llvm::MCExpr::Binary: {
+    const auto& b = static_cast<const llvm::MCBinaryExpr&>(e);
+    return uses_undefined_symbol(*b.getLHS(), name) || uses_undefined_symbol(*b.getRHS(), name);
+  }
+  default: return false;
+  }
+}
+
+void check_size_expressions(const llvm::MCContext& ctx, const std::string& file) {
+  for (const auto& entry : ctx.getSymbols()) {
+    const llvm::MCSymbol* sym = entry.second.Symbol;
+    if (!sym) continue;
+    const llvm::MCExpr* size = static_cast<const llvm::MCSymbolELF*>(sym)->getSize();
+    std::string undefined;
+    if (size && uses_undefined_symbol(*size, undefined)) {
+      isatune::toolchain::Diagnostic d;
+      d.file = file;
+      d.message = "the .size of '" + sym->getName().str() + "' uses '" + undefined + "', which is never defined";
+      throw isatune::toolchain::AssemblyError({d});
+    }
+  }
+}
+
+// LLVM 22's assembler loops forever on some unterminated string constants (`a/"` alone on a line hangs llvm-mc
+// too; found by fuzz_asm_text, tests/fuzz/regressions/asm_text/unterminated-string-hang.s). A string constant
+// cannot span lines, so one left open is refused before LLVM sees the text: LLVM refuses every such line anyway.
+// Comments (//, ;, /* */) and the .amdgpu_metadata block (YAML, read by its own parser) are skipped.
+void check_strings_terminated(std::string_view text, const std::string& file) {
+  // A NUL byte or two 0xff bytes inside the text hang LLVM 22's lexer the same way (llvm-mc too; found by
+  // fuzz_asm_text, tests/fuzz/regressions/asm_text/nul-byte-hang.s, ff-bytes-hang.s); text never holds a NUL,
+  // and 0xff is not part of any UTF-8 text.
+  if (size_t nul = text.find_first_of(std::string_view("\0\xff", 2)); nul != std::string_view::npos) {
+    isatune::toolchain::Diagnostic d;
+    d.file = file;
+    d.line = 1 + int(std::count(text.begin(), text.begin() + nul, '\n'));
+    d.column = int(nul - (text.rfind('\n', nul) == std::string_view::npos ? 0 : text.rfind('\n', nul) + 1)) + 1;
+    d.message = std::string(text[nul] ? "a 0xff" : "a NUL") + " byte in the text (binary data, not assembly)";
+    throw isatune::toolchain::AssemblyError({d});
+  }
+  bool block_comment = false, metadata = false;
+  int line = 1;
+  for (size_t start = 0; start <= text.size(); ++line) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view l = text.substr(start, end - start);
+    start = end + 1;
+    if (l.find(".end_amdgpu_metadata") != std::string_view::npos) {
+      metadata = false;
+      continue;
+    }
+    if (metadata) continue;
+    if (l.find(".amdgpu_metadata") != std::string_view::npos) {
+      metadata = true;
+      continue;
+    }
+    for (size_t i = 0; i < l.size(); ++i) {
+      if (block_comment) {
+        if (l.compare(i, 2, "*/") == 0) block_comment = false, ++i;
+        continue;
+      }
+      if (l.compare(i, 2, "/*") == 0) {
+        block_comment = true;
+        ++i;
+        continue;
+      }
+      if (l[i] == ';' || l.compare(i, 2, "//") == 0) break;
+      if (l[i] == '\'' && i + 2 < l.size() && l[i + 2] == '\'') {
+        i += 2; // a character constant such as '"'
+        continue;
+      }
+      if (l[i] != '"') continue;
+      size_t j = i + 1;
+      while (j < l.size() && l[j] != '"') j += l[j] == '\\' ? 2 : 1;
+      if (j >= l.size()) {
+        isatune::toolchain::Diagnostic d;
+        d.file = file;
+        d.line = line;
+        d.column = int(i + 1);
+        d.message = "unterminated string constant";
+        d.source_line = std::string(l);
+        throw isatune::toolchain::AssemblyError({d});
+      }
+      i = j;
+    }
+  }
+}
+
+void check_code_object_version(std::string_view text, const std::string& file) {
+  static constexpr std::string_view kDirective = ".amdhsa_code_object_version";
+  int line = 1;
+  for (size_t start = 0; start <= text.size(); ++line) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view l = text.substr(start, end - start);
+    size_t at = l.find_first_not_of(" \t");
+    if (at != std::string_view::npos && l.substr(at, kDirective.size()) == kDirective) {
+      std::string_view rest = l.substr(at + kDirective.size());
+      size_t v = rest.find_first_not_of(" \t");
+      std::string_view value = v == std::string_view::npos ? "" : rest.substr(v);
+      value = value.substr(0, value.find_first_of(" \t;/\r"));
+      if (value != "4" && value != "5" && value != "6") {
+        isatune::toolchain::Diagnostic d;
+        d.file = file;
+        d.line = line;
+        d.column = int(at + 1);
+        d.message = "unsupported code object version '" + std::string(value) + "' (LLVM assembles 4, 5 and 6)";
+        d.source_line = std::string(l);
+        throw isatune::toolchain::AssemblyError({d});
+      }
+    }
+    start = end + 1;
+  }
+}
 
 // Collects diagnostics; called from inside LLVM, so it must not throw.
 struct DiagCollector {
@@ -131,6 +264,8 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
                                          std::vector<Diagnostic>* warnings, ParserHook hook) {
   detail::init_llvm_amdgpu();
   const detail::ResolvedTarget target = detail::resolve_target(options.target);
+  check_code_object_version(text, options.file_name);
+  check_strings_terminated(text, options.file_name);
   const McTarget& objs = mc_target(target, options.file_name);
   const llvm::Target* tgt = objs.target;
   const llvm::Triple& triple = objs.triple;
@@ -175,7 +310,14 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
   parser->setTargetParser(*target_parser);
   hook(*parser);
 
-  const bool failed = parser->Run(/*NoInitialTextSection=*/false);
+  // Parsed without finishing, so what LLVM's object writer would abort the process on (report_fatal_error) is
+  // refused here first; then finished as AsmParser::Run would.
+  bool failed = parser->Run(/*NoInitialTextSection=*/false, /*NoFinalize=*/true);
+  if (!failed && !ctx.hadError() && !collector.has_error()) {
+    check_size_expressions(ctx, options.file_name);
+    if (auto* ts = streamer->getTargetStreamer()) ts->emitConstantPools();
+    streamer->finish();
+  }
   if (failed || ctx.hadError() || collector.has_error()) {
     if (!collector.has_error()) fail(options.file_name, "LLVM MC failed without a message");
     throw AssemblyError(std::move(collector.diags));

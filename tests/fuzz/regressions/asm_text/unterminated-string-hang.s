@@ -1,0 +1,2 @@
+gc-gfÃx94/"
+.amdhsacÿde_!objgm
