@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <string>
 
 #include "run_cli.h"
@@ -11,14 +12,19 @@ TEST(CliEmuCoverage, AiterFixturesJsonAndText) {
   CliResult r = run_isatune("emu-coverage --json '" + dir + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["code_objects"], 8);
-  EXPECT_EQ(j["kernels"], 8);
+  // One kernel per AITER code object; the count follows the fixtures folder (tests/fixtures/aiter/README.md).
+  size_t files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    files += e.path().extension() == ".co";
+  ASSERT_GE(files, 8u);
+  EXPECT_EQ(j["code_objects"].get<size_t>(), files);
+  EXPECT_EQ(j["kernels"].get<size_t>(), files);
   EXPECT_TRUE(j["errors"].empty()) << r.out;
   bool dma = false;
   for (const auto& u : j["uses"])
     if (u["mnemonic"] == "buffer_load_dword_lds") {
       dma = true;
-      EXPECT_EQ(u["kernels"], 2); // the GEMM on gfx942 and gfx950
+      EXPECT_GE(u["kernels"].get<int>(), 2); // at least the bf16 GEMM on gfx942 and gfx950
       EXPECT_EQ(u["supported"], true);
     }
   EXPECT_TRUE(dma) << r.out;
