@@ -160,8 +160,8 @@ void EmuDevice::launch(loader::Function& function, const loader::LaunchConfig& c
   setup.grid = g, setup.block = b;
   setup.lds_bytes = uint32_t(lds);
   setup.kernarg_addr = impl_->memory.alloc(std::max<size_t>(kernargs.size(), 1) + 256);
-  std::memcpy(impl_->memory.find(setup.kernarg_addr, kernargs.size() ? kernargs.size() : 1), kernargs.data(),
-              kernargs.size());
+  if (!kernargs.empty()) // an empty span's data() may be null, which memcpy may not take (UBSan, fuzz_emu_cdna)
+    std::memcpy(impl_->memory.find(setup.kernarg_addr, kernargs.size()), kernargs.data(), kernargs.size());
   setup.dispatch_addr = impl_->memory.alloc(64);
   {
     uint8_t pkt[64] = {};

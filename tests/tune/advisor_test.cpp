@@ -49,7 +49,7 @@ TEST(Advisor, Gfx942LlamaQkvTilesAndWavesByHand) {
   EXPECT_DOUBLE_EQ(a.feed_efficiency, 1);
   EXPECT_NEAR(a.fraction_of_peak, 0.842105, 1e-6);
   // 32x32 on gfx942: 32*32/64 = 16; 16 * 64 / 2048 = 0.5 fed; 24576 tiles = 81 waves (24576 / 24624 busy)
-  const TileFit& small = fit_gemm(4096, 6144, 4096, t, {{32, 32}}).front();
+  const TileFit small = fit_gemm(4096, 6144, 4096, t, {{32, 32}}).front(); // a copy: the vector is a temporary
   EXPECT_EQ(small.waves, 81u);
   EXPECT_DOUBLE_EQ(small.feed_efficiency, 0.5);
   EXPECT_NEAR(small.fraction_of_peak, 0.5 * 24576.0 / 24624.0, 1e-9);
