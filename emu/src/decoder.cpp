@@ -189,7 +189,8 @@ void fill_hazard_view(Inst& in, const llvm::MCInstrDesc& desc, const Mc& mc) {
   if (in.cat == Cat::mfma && in.nsrc >= 3) {
     in.mfma_a = range_of(in.src[0]);
     in.mfma_b = range_of(in.src[1]);
-    in.mfma_c = range_of(in.src[2]);
+    // v_smfmac_*: SrcC is vdst (tied); the third source is the sparsity index.
+    in.mfma_c = in.mfma && in.mfma->sparse && in.ndst ? range_of(in.dst[0]) : range_of(in.src[2]);
   }
   for (const auto& w : in.writes) {
     if (w.first >= kVgprBase && w.first < kScc) in.vwrites.push_back(w);
@@ -316,6 +317,7 @@ Program decode_kernel(const CodeObject& code, const KernelInfo& kernel, cdna::Gf
     const bool reads_dst = (in.name.starts_with("V_PERMLANE") && in.name.find("_SWAP") != std::string::npos) ||
                            (in.sdwa && in.ndst && in.dst[0].kind == OpKind::vgpr) || in.name == "V_SWAP_B32" ||
                            in.name == "V_CVT_PK_FP8_F32" || in.name == "V_CVT_PK_BF8_F32" ||
+                           in.name == "V_CVT_SCALEF32_PK_FP4_F32" || (in.mfma && in.mfma->sparse) ||
                            in.name.find("_LOAD_SHORT_D16") != std::string::npos;
     if (reads_dst)
       for (int i = 0; i < in.ndst; ++i)

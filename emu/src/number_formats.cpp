@@ -87,3 +87,54 @@ uint8_t f32_to_fp8(float f, bool bf8, bool fnuz) {
 }
 
 } // namespace isatune::emu
+
+namespace isatune::emu {
+
+// The f8f6f4 element formats of gfx950 (CDNA4 ISA MFMA "CBSZ/BLGP" format field, LLVM's AMDGPU docs; values
+// from the OCP Microscaling Formats (MX) v1.0 spec, section 5.3): 0 FP8 E4M3 (OCP, bias 7, S.1111.111 NaN),
+// 1 BF8 E5M2 (bias 15, infinities and NaNs), 2 FP6 E2M3 (bias 1), 3 BF6 E3M2 (bias 3), 4 FP4 E2M1 (bias 1). The
+// MX formats have no infinities or NaNs; a zero exponent field is subnormal (mantissa x 2^(1 - bias - m)).
+float mx_to_f32(uint32_t code, int fmt) {
+  if (fmt <= 1) return fp8_to_f32(uint8_t(code), fmt == 1, false);
+  const int ebits = fmt == 3 ? 3 : 2, mbits = fmt == 2 ? 3 : fmt == 3 ? 2 : 1, bias = fmt == 3 ? 3 : 1;
+  const uint32_t width = uint32_t(1 + ebits + mbits);
+  const bool neg = (code >> (width - 1)) & 1;
+  const int e = int(code >> mbits) & ((1 << ebits) - 1), m = int(code) & ((1 << mbits) - 1);
+  const float v = e == 0 ? std::ldexp(float(m), 1 - bias - mbits)
+                         : std::ldexp(float(m + (1 << mbits)), e - bias - mbits);
+  return neg ? -v : v;
+}
+
+// v_cvt_scalef32_pk_fp4_f32's element conversion: x / 2^scale_exp to FP4 E2M1, round to nearest even,
+// saturating at +-6 (E2M1 has no infinity), NaN to S.111 (+-6), the sign kept on zero. scale_nan (a scale whose
+// f32 exponent field is 255): the NaN code. Source: AMD's host model of the gfx950 OCP conversions
+// (hip_ext_ocp, amd_hip_ocp_host.hpp `from_float<float, E2M1, sat = true>`, which the HIP header uses where
+// `__builtin_amdgcn_cvt_scalef32_pk_fp4_f32` is not available) and the OCP MX spec 6.3 (conversion to FP4:
+// saturate on overflow). The f32 scale contributes only its exponent field (CDNA4 ISA: scale =
+// exponent(S2.f32)); the ISA text was not available here, the host model agrees.
+uint8_t f32_to_fp4_scaled(float x, int scale_exp, bool scale_nan) {
+  const uint8_t sign = std::signbit(x) ? 8 : 0;
+  if (std::isnan(x) || scale_nan) return uint8_t(sign | 7);
+  double a = std::ldexp(std::fabs(double(x)), -scale_exp); // exact: a double holds every f32 times 2^+-254
+  if (std::isinf(a) || a >= 6.0) return uint8_t(sign | 7);
+  // The E2M1 grid: 0, 0.5, 1, 1.5 (quantum 0.5), 2, 3 (quantum 1), 4, 6 (quantum 2).
+  const double q = a < 2.0 ? 0.5 : a < 4.0 ? 1.0 : 2.0;
+  const double r = std::nearbyint(a / q) * q; // the host's default rounding: to nearest even
+  static const double grid[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  for (uint8_t c = 0; c < 8; ++c)
+    if (grid[c] == r) return uint8_t(sign | c);
+  return uint8_t(sign | 7); // not reached: r is on the grid
+}
+
+// v_cvt_scalef32_pk_bf16_fp8's element conversion: OCP E4M3 x 2^scale_exp to bf16, round to nearest even
+// (only the subnormal range rounds: an E4M3 value has 4 significant bits), overflow to infinity, NaN code or
+// NaN scale to NaN. Source: the same host model, `to_float<bf16, E4M3, MxScale>` ("Overflow: return infinity
+// (gfx950 HW behavior)").
+uint16_t fp8_to_bf16_scaled(uint8_t code, int scale_exp, bool scale_nan) {
+  const float v = fp8_to_f32(code, false, false);
+  if (std::isnan(v) || scale_nan) return uint16_t((code & 0x80 ? 0x8000 : 0) | 0x7fff);
+  const double s = std::ldexp(double(v), scale_exp);
+  return f32_to_bf16(float(s)); // s -> float exact (4 bits) or beyond bf16's range either way
+}
+
+} // namespace isatune::emu

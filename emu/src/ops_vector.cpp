@@ -423,6 +423,58 @@ void cvt_pk_f32_f8(Wave& w, const Inst& in) {
   });
 }
 
+// The scale operand of the gfx950 v_cvt_scalef32_* conversions: only its exponent field counts, as an E8M0
+// (2^(e - 127); 255 is NaN). CDNA4 ISA pseudocode takes exponent(S.f32); AMD's host model of these instructions
+// (hip_ext_ocp amd_hip_ocp_host.hpp) passes the E8M0 exponent alone.
+struct ScaleExp {
+  int exp;
+  bool nan;
+};
+inline ScaleExp scalef32(uint32_t bits) {
+  const int e = int((bits >> 23) & 0xff);
+  return {e - 127, e == 255};
+}
+
+// v_cvt_scalef32_pk_fp4_f32 vdst, src0, src1, scale [op_sel:[0,0,a,b]] (gfx950, VOP3; LLVM MC commit
+// 1a86d44 "OPSEL[3:2] selects which dst_byte to write", checked with llc 22: byte 2 -> op_sel:[0,0,0,1]): byte
+// op_sel[2] + 2 op_sel[3] of vdst becomes {fp4(src1 / scale) << 4 | fp4(src0 / scale)}; the other bytes are kept
+// (vdst_in is tied). Conversion: f32_to_fp4_scaled (number_formats.cpp).
+void cvt_scalef32_pk_fp4_f32(Wave& w, const Inst& in) {
+  uint64_t m = valu_lanes(w, in);
+  Src a = vsrc(w, in, 0), b = vsrc(w, in, 1), sc = vsrc(w, in, 2);
+  const uint8_t ma = in.src[0].mods, mb = in.src[1].mods;
+  // op_sel is the trailing immediate; op_sel[2] also sits in src2's modifiers (bit 2), op_sel[3] in src0's
+  // (bit 3, LLVM's DST_OP_SEL).
+  const int opsel = in.nimm >= 1 ? int(in.imm[in.nimm - 1]) : ((in.src[2].mods & 4) | (ma & 8));
+  const int shift = 8 * ((opsel >> 2) & 3);
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) {
+    const ScaleExp s = scalef32(sc[l]);
+    const uint32_t byte = uint32_t(f32_to_fp4_scaled(fmod32(a[l], ma & 3), s.exp, s.nan)) |
+                          uint32_t(f32_to_fp4_scaled(fmod32(b[l], mb & 3), s.exp, s.nan)) << 4;
+    d[l] = (d[l] & ~(0xffu << shift)) | byte << shift;
+  });
+}
+
+// v_cvt_scalef32_pk_bf16_fp8 vdst, src0, scale [op_sel:[1,0,0]] (gfx950, VOP3; LLVM MC commit 7ad1084 for the
+// scaled fp8 conversions: op_sel[0] = src0 modifier bit 2 selects the word; llc 22: word_sel true ->
+// op_sel:[1,0,0]): the two OCP E4M3 bytes of that word, low first, become bf16(byte x scale) in the low and high
+// halves of vdst. Conversion: fp8_to_bf16_scaled (number_formats.cpp).
+void cvt_scalef32_pk_bf16_fp8(Wave& w, const Inst& in) {
+  uint64_t m = valu_lanes(w, in);
+  Src a = vsrc(w, in, 0), sc = vsrc(w, in, 1);
+  const int opsel = in.nimm >= 1 ? int(in.imm[in.nimm - 1]) : ((in.src[0].mods >> 2) & 1);
+  if (in.src[0].mods & 3) unsupported(w, "neg/abs on an fp8 source is not modelled");
+  const int shift = (opsel & 1) ? 16 : 0;
+  uint32_t* d = vdst(w, in);
+  for_lanes(m, [&](int l) {
+    const ScaleExp s = scalef32(sc[l]);
+    const uint32_t word = a[l] >> shift;
+    d[l] = uint32_t(fp8_to_bf16_scaled(uint8_t(word), s.exp, s.nan)) |
+           uint32_t(fp8_to_bf16_scaled(uint8_t(word >> 8), s.exp, s.nan)) << 16;
+  });
+}
+
 // v_cmp_class_f32 / v_cmpx_class_f32 (CDNA3 ISA VOPC): lane bit = S1[class of S0], classes 0 signaling NaN,
 // 1 quiet NaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf. S0 takes the VOP3
 // neg/abs modifiers.
@@ -777,6 +829,8 @@ void register_vector_ops() {
   });
   add_op("V_CVT_PK_FP8_F32", cvt_pk_f8_f32<false>, Cat::valu);
   add_op("V_CVT_PK_BF8_F32", cvt_pk_f8_f32<true>, Cat::valu);
+  add_op("V_CVT_SCALEF32_PK_FP4_F32", cvt_scalef32_pk_fp4_f32, Cat::valu);
+  add_op("V_CVT_SCALEF32_PK_BF16_FP8", cvt_scalef32_pk_bf16_fp8, Cat::valu);
   add_op("V_CVT_PK_F32_FP8", cvt_pk_f32_f8<false, false>, Cat::valu);
   add_op("V_CVT_PK_F32_BF8", cvt_pk_f32_f8<true, false>, Cat::valu);
   add_op("V_CVT_PK_F32_FP8_SDWA", cvt_pk_f32_f8<false, true>, Cat::valu); // SDWA form (decoder: name + _SDWA)

@@ -103,5 +103,9 @@ uint16_t f32_to_bf16(float f);       // round to nearest even, NaN kept quiet
 // 8-bit floats: gfx942 FNUZ formats, gfx950 OCP formats (shared/notes/cdna.md section 4).
 float fp8_to_f32(uint8_t x, bool bf8, bool fnuz);
 uint8_t f32_to_fp8(float f, bool bf8, bool fnuz); // round to nearest even, overflow to inf/NaN (no saturation)
+// gfx950 f8f6f4 element formats (cbsz/blgp values): 0 fp8 E4M3, 1 bf8 E5M2, 2 fp6 E2M3, 3 bf6 E3M2, 4 fp4 E2M1.
+float mx_to_f32(uint32_t code, int fmt);
+uint8_t f32_to_fp4_scaled(float x, int scale_exp, bool scale_nan);      // x / 2^scale_exp, RNE, saturating
+uint16_t fp8_to_bf16_scaled(uint8_t code, int scale_exp, bool scale_nan); // E4M3 x 2^scale_exp, RNE
 
 } // namespace isatune::emu

@@ -114,7 +114,9 @@ Need required(Gfx g, const Inst& p, const Inst& c) {
     // gfx940+: a VALU result written into part of a VGPR (the fp8 packs with op_sel dst-hi, SDWA dst_sel not
     // DWORD; LLVM's getDstSelForwardingOperand) read by the next VALU needs 1 wait state
     // (GCNHazardRecognizer, Shift16DefWaitstates; shared/notes/cdna.md section 6).
-    const bool fp8_hi = (p.name == "V_CVT_PK_FP8_F32" || p.name == "V_CVT_PK_BF8_F32") && (p.src[0].mods & 8);
+    const bool fp8_hi = (p.name == "V_CVT_PK_FP8_F32" || p.name == "V_CVT_PK_BF8_F32" ||
+                         p.name == "V_CVT_SCALEF32_PK_FP4_F32") &&
+                        (p.src[0].mods & 8);
     const bool sdwa_part = p.sdwa && p.nimm >= 5 && p.imm[p.nsrc >= 2 ? 1 : 2] != 6; // dst_sel != DWORD
     if (post90a && is_valu(c) && (fp8_hi || sdwa_part) && overlaps_any(c.reads, vw))
       want(1, "VALU write of part of a VGPR (op_sel / SDWA dst_sel) read by VALU");

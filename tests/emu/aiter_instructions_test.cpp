@@ -869,3 +869,388 @@ TEST(AiterInstructions, DsReadB64TransposeNeedsFullExec) {
     EXPECT_NE(std::string(e.what()).find("EXEC not all ones"), std::string::npos) << e.what();
   }
 }
+
+// ---- gfx950 f8f6f4 formats, written here from their definitions (OCP MX v1.0 spec 5.3: FP6 E2M3 bias 1, FP6
+// E3M2 bias 3, FP4 E2M1 bias 1, no infinities or NaNs, exponent field 0 subnormal; FP8 E4M3 / E5M2 as OCP's
+// 8-bit spec, the F8 model above). fmt: the cbsz/blgp value. ----
+struct MxFmt {
+  int fmt;
+  int bits() const { return fmt <= 1 ? 8 : fmt <= 3 ? 6 : 4; }
+  double decode(uint32_t c) const {
+    if (fmt <= 1)
+      return F8{fmt == 1, false}.decode(uint8_t(c));
+    const int e_bits = fmt == 3 ? 3 : 2, m_bits = bits() - 1 - e_bits, bias = fmt == 3 ? 3 : 1;
+    const bool neg = (c >> (bits() - 1)) & 1;
+    const int e = int(c >> m_bits) & ((1 << e_bits) - 1), f = int(c) & ((1 << m_bits) - 1);
+    const double v = e == 0 ? f * std::ldexp(1.0, 1 - bias - m_bits)
+                            : (1.0 + f * std::ldexp(1.0, -m_bits)) * std::ldexp(1.0, e - bias);
+    return neg ? -v : v;
+  }
+  bool special(uint32_t c) const {
+    const double v = decode(c);
+    return std::isnan(v) || std::isinf(v);
+  }
+};
+
+// A random code of `f`: a NaN or infinity (where the format has one) only with probability `p_special`.
+uint32_t mx_code(std::mt19937& rng, const MxFmt& f, double p_special) {
+  std::uniform_real_distribution<double> u(0, 1);
+  for (;;) {
+    const uint32_t c = rng() & ((1u << f.bits()) - 1);
+    if (!f.special(c) || u(rng) < p_special)
+      return c;
+  }
+}
+
+// An MFMA f8f6f4 case: op text "v_mfma_[scale_]f32_MxNxK_f8f6f4", formats, scale byte selects.
+struct F8f6f4Case {
+  int m;      // 16 (16x16x128) or 32 (32x32x64)
+  int fa, fb; // cbsz, blgp
+  bool scaled;
+  int sel_a, sel_b; // scale bytes (op_sel bit 0, op_sel_hi bit 1)
+};
+
+// D = C + sum_b 2^(Sa[i][b] + Sb[j][b] - 254) sum_{k in block b} A[i][k] B[k][j] (scale 1 without scales).
+// Layout, from the sources cited in ops_mfma.cpp (ROCm CDNA4 matrix-core blog, OCP MX): element e of lane l
+// of an FP8 operand is row l mod M, k = (K/2) floor(e/16) + 16 floor(l/M) + e mod 16; FP6/FP4: k = 32
+// floor(l/M) + e; the scale of row i, block b is byte sel of lane i + M b.
+void run_f8f6f4(const F8f6f4Case& c, std::mt19937& rng, uint32_t seed, bool with_specials) {
+  const MxFmt fa{c.fa}, fb{c.fb};
+  const int K = c.m == 16 ? 128 : 64, cd = c.m == 16 ? 4 : 16;
+  const int ra = fa.bits(), rb = fb.bits(); // VGPRs per lane = bits (32 elements x bits / 32)
+  const int a0 = 10, b0 = a0 + ra, s0 = b0 + rb, c0 = s0 + (c.scaled ? 2 : 0);
+  const int nin = c0 - 10 + cd;
+  auto range = [](int first, int n) {
+    return "v[" + std::to_string(first) + ":" + std::to_string(first + n - 1) + "]";
+  };
+  LaneRun r;
+  r.target = "gfx950";
+  r.nin = uint32_t(nin), r.nout = uint32_t(cd);
+  // C moves to v60.. first (the inputs may reach past v40, where D goes).
+  std::string body;
+  for (int i = 0; i < cd; ++i)
+    body += "  v_mov_b32 v" + std::to_string(60 + i) + ", v" + std::to_string(c0 + i) + "\n";
+  body += "  s_nop 4\n";
+  const std::string name = std::string(c.scaled ? "v_mfma_scale_f32_" : "v_mfma_f32_") +
+                           (c.m == 16 ? "16x16x128" : "32x32x64") + "_f8f6f4";
+  body +=
+      "  " + name + " " + range(40, cd) + ", " + range(a0, ra) + ", " + range(b0, rb) + ", " + range(60, cd);
+  if (c.scaled)
+    body += ", v" + std::to_string(s0) + ", v" + std::to_string(s0 + 1) + " op_sel:[" +
+            std::to_string(c.sel_a & 1) + "," + std::to_string(c.sel_b & 1) + ",0] op_sel_hi:[" +
+            std::to_string(c.sel_a >> 1) + "," + std::to_string(c.sel_b >> 1) + ",0]";
+  body += " cbsz:" + std::to_string(c.fa) + " blgp:" + std::to_string(c.fb) +
+          "\n  s_nop 7\n  s_nop 7\n  s_nop 7\n";
+  r.body = body;
+  r.in.assign(size_t(64 * nin), 0);
+  // Element codes per lane, packed into the operand's VGPRs (low bits first, FP6 across dword boundaries).
+  std::vector<uint32_t> ca(64 * 32), cb(64 * 32);
+  const double p_special = with_specials ? 0.002 : 0.0;
+  for (int l = 0; l < 64; ++l)
+    for (int e = 0; e < 32; ++e) {
+      ca[size_t(l * 32 + e)] = mx_code(rng, fa, p_special);
+      cb[size_t(l * 32 + e)] = mx_code(rng, fb, p_special);
+    }
+  auto pack = [&](const std::vector<uint32_t>& codes, int bits, int reg0) {
+    for (int l = 0; l < 64; ++l)
+      for (int e = 0; e < 32; ++e) {
+        const uint64_t v = uint64_t(codes[size_t(l * 32 + e)]);
+        const int bit = bits * e, w = bit / 32, sh = bit % 32;
+        r.in[size_t(l * nin + reg0 - 10 + w)] |= uint32_t(v << sh);
+        if (sh + bits > 32)
+          r.in[size_t(l * nin + reg0 - 10 + w + 1)] |= uint32_t(v >> (32 - sh));
+      }
+  };
+  pack(ca, fa.bits(), a0);
+  pack(cb, fb.bits(), b0);
+  std::uniform_int_distribution<int> sdist(127 - 24, 127 + 24);
+  for (int l = 0; l < 64; ++l) {
+    if (c.scaled)
+      for (int s = 0; s < 2; ++s) {
+        uint32_t word = rng(); // the other bytes random: a wrong byte select shows
+        const uint32_t byte = uint32_t(sdist(rng));
+        const int sel = s == 0 ? c.sel_a : c.sel_b;
+        word = (word & ~(0xffu << (8 * sel))) | byte << (8 * sel);
+        r.in[size_t(l * nin + s0 - 10 + s)] = word;
+      }
+    for (int i = 0; i < cd; ++i)
+      r.in[size_t(l * nin + c0 - 10 + i)] = fbits(std::uniform_real_distribution<float>(-4, 4)(rng));
+  }
+  if (c.scaled && with_specials) { // E8M0 NaN for A's row 3, block 1 (lane 3 + M)
+    uint32_t& w = r.in[size_t((3 + c.m) * nin + s0 - 10)];
+    w |= 0xffu << (8 * c.sel_a);
+  }
+  auto out = r.run();
+  ASSERT_EQ(out.size(), size_t(64 * cd)) << name;
+  // Dense A (M x K) and B (K x N) from the codes, by the layout above.
+  auto kof = [&](int bits, int l, int e) {
+    return bits == 8 ? (K / 2) * (e / 16) + 16 * (l / c.m) + e % 16 : 32 * (l / c.m) + e;
+  };
+  std::vector<double> A(size_t(c.m * K)), B(size_t(K * c.m));
+  for (int l = 0; l < 64; ++l)
+    for (int e = 0; e < 32; ++e) {
+      A[size_t((l % c.m) * K + kof(fa.bits(), l, e))] = fa.decode(ca[size_t(l * 32 + e)]);
+      B[size_t(kof(fb.bits(), l, e) * c.m + l % c.m)] = fb.decode(cb[size_t(l * 32 + e)]);
+    }
+  auto scale = [&](int s, int rowcol, int blk) -> double {
+    if (!c.scaled)
+      return 1.0;
+    const uint32_t byte =
+        (r.in[size_t((rowcol + c.m * blk) * nin + s0 - 10 + s)] >> (8 * (s ? c.sel_b : c.sel_a))) & 0xff;
+    return byte == 0xff ? NAN : std::ldexp(1.0, int(byte) - 127);
+  };
+  int checked = 0, nans = 0;
+  for (int reg = 0; reg < cd; ++reg)
+    for (int l = 0; l < 64; ++l) {
+      const int i = c.m == 32 ? 8 * (reg / 4) + 4 * (l / 32) + reg % 4 : 4 * (l / 16) + reg, j = l % c.m;
+      const double cin = bitsf(r.in[size_t(l * nin + c0 - 10 + reg)]);
+      double ref = cin, mag = std::fabs(cin);
+      for (int k = 0; k < K; ++k) {
+        const double t =
+            A[size_t(i * K + k)] * B[size_t(k * c.m + j)] * scale(0, i, k / 32) * scale(1, j, k / 32);
+        ref += t, mag += std::fabs(t);
+      }
+      const float got = bitsf(out[size_t(l * cd + reg)]);
+      const std::string at = name + " cbsz " + std::to_string(c.fa) + " blgp " + std::to_string(c.fb) +
+                             " D[" + std::to_string(i) + "][" + std::to_string(j) + "] seed " +
+                             std::to_string(seed);
+      if (std::isnan(ref)) {
+        EXPECT_TRUE(std::isnan(got)) << at << " got " << got;
+        ++nans;
+      } else if (std::isinf(ref)) {
+        EXPECT_EQ(double(got), ref) << at;
+      } else {
+        EXPECT_NEAR(double(got), ref, (K + 8) * 0x1p-24 * mag + 0x1p-140) << at;
+      }
+      ++checked;
+    }
+  EXPECT_EQ(checked, c.m * c.m);
+  if (c.scaled && with_specials) {
+    EXPECT_GE(nans, c.m) << name << ": the NaN scale of row 3 makes that row NaN";
+  }
+}
+
+// v_mfma_[scale_]f32_{16x16x128,32x32x64}_f8f6f4 over the format pairs AITER's gfx950 kernels use (and the
+// rest of the register-size classes), against the float64 reference above; FP8/BF8 NaN and infinity codes and
+// an E8M0 NaN scale in the second round.
+TEST(AiterInstructions, MfmaF8f6f4) {
+  ISATUNE_SKIP_IF_LLVM_LACKS("gfx950");
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  const F8f6f4Case cases[] = {{16, 4, 4, true, 1, 0},  {16, 4, 4, true, 2, 3},  {16, 0, 0, true, 0, 1},
+                              {16, 1, 0, true, 3, 2},  {16, 2, 3, true, 1, 1},  {16, 4, 0, true, 0, 2},
+                              {16, 3, 4, true, 2, 0},  {32, 0, 0, true, 1, 2},  {32, 4, 4, true, 0, 3},
+                              {32, 4, 0, true, 2, 1},  {32, 2, 2, true, 3, 0},  {32, 3, 1, true, 0, 0},
+                              {16, 0, 0, false, 0, 0}, {16, 1, 1, false, 0, 0}, {32, 0, 0, false, 0, 0},
+                              {32, 0, 1, false, 0, 0}, {16, 4, 4, false, 0, 0}, {32, 2, 4, false, 0, 0}};
+  for (bool specials : {false, true})
+    for (const auto& c : cases)
+      run_f8f6f4(c, rng, seed, specials && (c.fa <= 1 || c.fb <= 1 || c.scaled));
+}
+
+// v_smfmac_f32_16x16x128_fp8_fp8 (AITER's gfx950 fmha v4 forward): D += A B with A 4:2 sparse. Reference: the
+// dense A rebuilt from the stored bytes and their 2-bit positions, by the layout cited in ops_mfma.cpp (two
+// halves of the CDNA3 16x16x64 layout: half h = A VGPRs 2h..2h+1, B VGPRs 4h..4h+3, index bits 16h..16h+15).
+TEST(AiterInstructions, SmfmacFp8) {
+  ISATUNE_SKIP_IF_LLVM_LACKS("gfx950");
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  const MxFmt f{0};
+  LaneRun r;
+  r.target = "gfx950";
+  r.nin = 4 + 8 + 1 + 4, r.nout = 4; // A v10..13, B v14..21, index v22, C v23..26
+  r.body =
+      "  v_mov_b32 v40, v23\n  v_mov_b32 v41, v24\n  v_mov_b32 v42, v25\n  v_mov_b32 v43, v26\n  s_nop 4\n"
+      "  v_smfmac_f32_16x16x128_fp8_fp8 v[40:43], v[10:13], v[14:21], v22\n  s_nop 7\n  s_nop 7\n  s_nop 7\n";
+  r.in.resize(64 * 17);
+  for (int l = 0; l < 64; ++l) {
+    uint32_t* x = &r.in[size_t(l * 17)];
+    for (int i = 0; i < 12; ++i)
+      x[i] =
+          mx_code(rng, f, 0) | mx_code(rng, f, 0) << 8 | mx_code(rng, f, 0) << 16 | mx_code(rng, f, 0) << 24;
+    uint32_t idx = 0;
+    for (int q = 0; q < 8; ++q) { // two distinct positions per group of 4, either order
+      const uint32_t p0 = rng() % 4;
+      uint32_t p1 = rng() % 3;
+      p1 += p1 >= p0 ? 1 : 0;
+      idx |= (p0 | p1 << 2) << (4 * q);
+    }
+    x[12] = idx;
+    for (int i = 0; i < 4; ++i)
+      x[13 + i] = fbits(std::uniform_real_distribution<float>(-4, 4)(rng));
+  }
+  auto out = r.run();
+  ASSERT_EQ(out.size(), 64u * 4);
+  std::vector<double> A(16 * 128, 0.0), B(128 * 16);
+  for (int l = 0; l < 64; ++l) {
+    const uint32_t* x = &r.in[size_t(l * 17)];
+    const int row = l % 16, g = l / 16;
+    for (int h = 0; h < 2; ++h) {
+      for (int e = 0; e < 16; ++e)
+        B[size_t((64 * h + 16 * g + e) * 16 + row)] =
+            f.decode((x[4 + 4 * h + e / 4] >> (8 * (e % 4))) & 0xff);
+      for (int q = 0; q < 4; ++q) {
+        const uint32_t bits = x[12] >> (16 * h + 4 * q);
+        const uint32_t word = x[2 * h + q / 2] >> (16 * (q % 2));
+        const int base = 64 * h + 16 * g + 4 * q;
+        A[size_t(row * 128 + base + int(bits & 3))] = f.decode(word & 0xff);
+        A[size_t(row * 128 + base + int((bits >> 2) & 3))] = f.decode((word >> 8) & 0xff);
+      }
+    }
+  }
+  for (int reg = 0; reg < 4; ++reg)
+    for (int l = 0; l < 64; ++l) {
+      const int i = 4 * (l / 16) + reg, j = l % 16;
+      double ref = bitsf(r.in[size_t(l * 17 + 13 + reg)]), mag = std::fabs(ref);
+      for (int k = 0; k < 128; ++k)
+        ref += A[size_t(i * 128 + k)] * B[size_t(k * 16 + j)],
+            mag += std::fabs(A[size_t(i * 128 + k)] * B[size_t(k * 16 + j)]);
+      EXPECT_NEAR(double(bitsf(out[size_t(l * 4 + reg)])), ref, 136 * 0x1p-24 * mag)
+          << "D[" << i << "][" << j << "] seed " << seed;
+    }
+}
+
+// The reference E2M1 encoder: nearest of the 8 magnitudes, a tie to the even code, saturation at 6 (AMD's
+// host model of the gfx950 conversion and OCP MX 6.3), NaN to S.111, the sign kept (also on zero).
+uint32_t fp4_ref(double x) {
+  const uint32_t sign = std::signbit(x) ? 8 : 0;
+  if (std::isnan(x))
+    return sign | 7;
+  const double a = std::fabs(x);
+  const MxFmt f{4};
+  uint32_t best = 0;
+  double err = INFINITY;
+  for (uint32_t c = 0; c < 8; ++c) {
+    const double e = std::fabs(f.decode(c) - a);
+    if (e < err || (e == err && !(c & 1)))
+      err = e, best = c;
+  }
+  return sign | best;
+}
+
+// v_cvt_scalef32_pk_fp4_f32 into each of the 4 bytes (op_sel[3:2]), the other bytes kept, with power-of-two
+// scales (the only kind where "divide by the scale" and "subtract its exponent" agree), ties, saturation,
+// signed zeros, f32 denormals, infinities, NaN, and an E8M0-NaN scale (f32 exponent 255).
+TEST(AiterInstructions, CvtScalef32PkFp4F32) {
+  ISATUNE_SKIP_IF_LLVM_LACKS("gfx950");
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  LaneRun r;
+  r.target = "gfx950";
+  r.nin = 4, r.nout = 4;
+  r.body = "  v_mov_b32 v40, v13\n  v_mov_b32 v41, v13\n  v_mov_b32 v42, v13\n  v_mov_b32 v43, v13\n"
+           "  v_cvt_scalef32_pk_fp4_f32 v40, v10, v11, v12\n"
+           "  v_cvt_scalef32_pk_fp4_f32 v41, v10, v11, v12 op_sel:[0,0,1,0]\n"
+           "  v_cvt_scalef32_pk_fp4_f32 v42, v10, v11, v12 op_sel:[0,0,0,1]\n"
+           "  v_cvt_scalef32_pk_fp4_f32 v43, -v10, |v11|, v12 op_sel:[0,0,1,1]\n";
+  const MxFmt f{4};
+  for (int rep = 0; rep < 4; ++rep) {
+    r.in.assign(64 * 4, 0);
+    for (int l = 0; l < 64; ++l) {
+      const int e = int(rng() % 40) - 20; // scale 2^e
+      const bool nan_scale = l == 63;
+      r.in[size_t(4 * l + 2)] = nan_scale ? 0x7fc00000u : fbits(std::ldexp(1.0f, e));
+      for (int s = 0; s < 2; ++s) {
+        float v;
+        const float sign = (rng() & 1) ? -1.0f : 1.0f;
+        switch (rng() % 6) {
+        case 0: { // a tie between neighbouring codes
+          const uint32_t c = rng() % 7;
+          v = float((f.decode(c) + f.decode(c + 1)) / 2);
+          break;
+        }
+        case 1: {
+          const float sp[] = {0.0f, INFINITY, NAN, 6.0f, 7.0f, 8.0f, 1e-42f, 1e30f};
+          v = sp[rng() % 8];
+          break;
+        }
+        default:
+          v = std::exp2(std::uniform_real_distribution<float>(-4, 4)(rng));
+        }
+        r.in[size_t(4 * l + s)] = fbits(sign * std::ldexp(v, e));
+      }
+      r.in[size_t(4 * l + 3)] = rng();
+    }
+    auto out = r.run();
+    ASSERT_EQ(out.size(), 64u * 4);
+    for (int l = 0; l < 64; ++l) {
+      const float x = bitsf(r.in[size_t(4 * l)]), y = bitsf(r.in[size_t(4 * l + 1)]);
+      const uint32_t sb = r.in[size_t(4 * l + 2)], old = r.in[size_t(4 * l + 3)];
+      const int e = int((sb >> 23) & 0xff) - 127;
+      auto ref = [&](double v) {
+        return l == 63 ? (std::signbit(v) ? 15u : 7u) : fp4_ref(std::ldexp(v, -e));
+      };
+      for (int byte = 0; byte < 4; ++byte) {
+        const double vx = byte == 3 ? -double(x) : double(x),
+                     vy = byte == 3 ? std::fabs(double(y)) : double(y);
+        const uint32_t want = ref(vx) | ref(vy) << 4;
+        const uint32_t mask = 0xffu << (8 * byte);
+        const uint32_t got = out[size_t(4 * l + byte)];
+        EXPECT_EQ((got & mask) >> (8 * byte), want) << "byte " << byte << " x " << x << " y " << y
+                                                    << " scale 2^" << e << " lane " << l << " seed " << seed;
+        EXPECT_EQ(got & ~mask, old & ~mask) << "byte " << byte << ": the other bytes are kept";
+      }
+    }
+  }
+}
+
+// v_cvt_scalef32_pk_bf16_fp8, both words: every E4M3 code times scales from 2^-127 to 2^+127 (bf16 subnormals
+// that round, overflow to infinity), against an independent round-to-nearest-even into bf16; NaN codes and a
+// NaN scale give NaN.
+TEST(AiterInstructions, CvtScalef32PkBf16Fp8) {
+  ISATUNE_SKIP_IF_LLVM_LACKS("gfx950");
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  LaneRun r;
+  r.target = "gfx950";
+  r.nin = 2, r.nout = 2;
+  r.body = "  v_cvt_scalef32_pk_bf16_fp8 v40, v10, v11\n  v_cvt_scalef32_pk_bf16_fp8 v41, v10, v11 "
+           "op_sel:[1,0,0]\n";
+  // bf16 of an exact double: the nearest of the bf16 values (subnormals spaced 2^-133), ties to even.
+  auto bf16_ref = [](double v) -> uint32_t {
+    const uint32_t sign = std::signbit(v) ? 0x8000 : 0;
+    const double a = std::fabs(v);
+    if (a == 0)
+      return sign;
+    int ex;
+    std::frexp(a, &ex);                       // a in [2^(ex-1), 2^ex)
+    const int q = std::max(ex - 1, -126) - 7; // the quantum: 7 mantissa bits
+    double m = a / std::ldexp(1.0, q);
+    double rm = std::floor(m);
+    if (m - rm > 0.5 || (m - rm == 0.5 && std::fmod(rm, 2.0) == 1.0))
+      rm += 1;
+    const double rv = rm * std::ldexp(1.0, q);
+    if (rv >= std::ldexp(1.0, 128))
+      return sign | 0x7f80;
+    const uint32_t bits = std::bit_cast<uint32_t>(float(rv)); // rv is a bf16 value: exact in f32
+    return sign | (bits >> 16);
+  };
+  const F8 f{false, false};
+  for (int rep = 0; rep < 4; ++rep) {
+    r.in.assign(128, 0);
+    for (int l = 0; l < 64; ++l) {
+      r.in[size_t(2 * l)] = rng();
+      if (rep == 0) // every code once over the wave
+        r.in[size_t(2 * l)] = (4 * l) | (4 * l + 1) << 8 | (4 * l + 2) << 16 | (4 * l + 3) << 24;
+      const int e =
+          l == 63 ? 128 : int(rng() % 255) - 127; // the f32 scale's exponent field 0 .. 254 (255: NaN)
+      r.in[size_t(2 * l + 1)] = uint32_t(e + 127) << 23;
+    }
+    auto out = r.run();
+    ASSERT_EQ(out.size(), 128u);
+    for (int l = 0; l < 64; ++l) {
+      const int e = int((r.in[size_t(2 * l + 1)] >> 23) & 0xff) - 127;
+      for (int h = 0; h < 4; ++h) {
+        const uint8_t code = uint8_t(r.in[size_t(2 * l)] >> (8 * h));
+        const uint32_t got = (out[size_t(2 * l + h / 2)] >> (16 * (h % 2))) & 0xffff;
+        const double v = f.decode(code);
+        const std::string at = "code " + std::to_string(code) + " scale 2^" + std::to_string(e) + " seed " +
+                               std::to_string(seed);
+        if (std::isnan(v) || e == 128)
+          EXPECT_TRUE(std::isnan(std::bit_cast<float>(got << 16))) << at;
+        else
+          EXPECT_EQ(got, bf16_ref(std::ldexp(v, e))) << at;
+      }
+    }
+  }
+}
