@@ -1117,6 +1117,8 @@ uint32_t fp4_ref(double x) {
   if (std::isnan(x))
     return sign | 7;
   const double a = std::fabs(x);
+  if (a >= 6) // also infinity, which the nearest-value search below cannot rank
+    return sign | 7;
   const MxFmt f{4};
   uint32_t best = 0;
   double err = INFINITY;
