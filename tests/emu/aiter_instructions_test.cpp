@@ -1041,6 +1041,7 @@ TEST(AiterInstructions, MfmaF8f6f4) {
                               {16, 1, 0, true, 3, 2},  {16, 2, 3, true, 1, 1},  {16, 4, 0, true, 0, 2},
                               {16, 3, 4, true, 2, 0},  {32, 0, 0, true, 1, 2},  {32, 4, 4, true, 0, 3},
                               {32, 4, 0, true, 2, 1},  {32, 2, 2, true, 3, 0},  {32, 3, 1, true, 0, 0},
+      {32, 2, 0, true, 1, 3},
                               {16, 0, 0, false, 0, 0}, {16, 1, 1, false, 0, 0}, {32, 0, 0, false, 0, 0},
                               {32, 0, 1, false, 0, 0}, {16, 4, 4, false, 0, 0}, {32, 2, 4, false, 0, 0}};
   for (bool specials : {false, true})
