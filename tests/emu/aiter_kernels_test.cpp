@@ -717,6 +717,98 @@ TEST_P(AiterKernel, Fp8GemmBlockScale) {
   EXPECT_EQ(unexplained(dev, name), "") << name;
 }
 
+// MXFP4 GEMM f4gemm_bf16_per1x32Fp4_BpreShuffle_128x128 (gfx950; host csrc/py_itfs_cu/asm_gemm_a4w4.cu, AITER's
+// test op_tests/test_gemm_a4w4.py): C[M,N] = bf16(sum_k A[m,k] B[n,k] 2^(sa[m][k/32] - 127) 2^(sb[n][k/32] - 127)),
+// A and B FP4 E2M1 packed two a byte (element 2c in the low nibble, AITER's pack_uint4), B pre-shuffled with
+// shuffle_weight(layout=(16,16)) on its bytes (as the i8 GEMM's), the E8M0 scales [rows][K/32] padded to
+// (256, 8) multiples and shuffled by AITER's shuffle_scale (view (sm/32, 2, 16, sn/8, 2, 4), permute
+// (0,3,5,2,4,1)). alpha 1, beta 0, no bias, log2_k_split 0. Checks the emulator's FP4 operand layout and
+// scale lanes of v_mfma_scale_f32_16x16x128_f8f6f4 (cbsz:4 blgp:4) and v_cvt_pk_bf16_f32 end to end.
+TEST(AiterF4Gemm, Mxfp4BpreShuffle128x128) {
+  ISATUNE_SKIP_IF_LLVM_LACKS("gfx950");
+  const std::string name = "gfx950/f4gemm_bf16_per1x32Fp4_BpreShuffle_128x128.co";
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  const uint32_t M = 128 * (1 + rng() % 2) - (rng() % 2 ? rng() % 100 : 0), N = 128 * (1 + rng() % 2),
+                 K = 256 * (1 + rng() % 2);
+  auto fp4 = [](uint32_t c) { // E2M1: bias 1, exponent field 0 subnormal (OCP MX 5.3.3)
+    const int e = int(c >> 1) & 3, m = int(c) & 1;
+    const double v = e == 0 ? 0.5 * m : (1.0 + 0.5 * m) * std::ldexp(1.0, e - 1);
+    return (c & 8) ? -v : v;
+  };
+  std::vector<uint8_t> A(size_t(M) * K / 2), B(size_t(N) * K / 2), Bs(B.size());
+  for (auto& x : A)
+    x = uint8_t(rng());
+  for (auto& x : B)
+    x = uint8_t(rng());
+  const uint32_t KB = K / 2; // bytes a row
+  for (uint32_t n0 = 0; n0 < N / 16; ++n0)
+    for (uint32_t k0 = 0; k0 < KB / 32; ++k0)
+      for (uint32_t k1 = 0; k1 < 2; ++k1)
+        for (uint32_t n1 = 0; n1 < 16; ++n1)
+          for (uint32_t k2 = 0; k2 < 16; ++k2)
+            Bs[(((size_t(n0) * (KB / 32) + k0) * 2 + k1) * 16 + n1) * 16 + k2] =
+                B[size_t(16 * n0 + n1) * KB + 32 * k0 + 16 * k1 + k2];
+  // Scales: E8M0 near 1 (2^-6 .. 2^6), raw [rows][K/32] and AITER's shuffled, padded buffer.
+  auto scales = [&](uint32_t rows, std::vector<uint8_t>& raw, std::vector<uint8_t>& shuffled, uint32_t& sn) {
+    const uint32_t n = K / 32, sm = (rows + 255) / 256 * 256;
+    sn = (n + 7) / 8 * 8;
+    raw.resize(size_t(rows) * n);
+    for (auto& x : raw)
+      x = uint8_t(121 + rng() % 13);
+    std::vector<uint8_t> padded(size_t(sm) * sn, 0);
+    for (uint32_t r = 0; r < rows; ++r)
+      for (uint32_t c = 0; c < n; ++c)
+        padded[size_t(r) * sn + c] = raw[size_t(r) * n + c];
+    shuffled.assign(padded.size(), 0);
+    // out[a][d][f][c][e][b] = in[32a + 16b + c][8d + 4e + f]
+    for (uint32_t r = 0; r < sm; ++r)
+      for (uint32_t c = 0; c < sn; ++c) {
+        const uint32_t a = r / 32, b = (r / 16) % 2, cc = r % 16, d = c / 8, e = (c / 4) % 2, f = c % 4;
+        shuffled[((((size_t(a) * (sn / 8) + d) * 4 + f) * 16 + cc) * 2 + e) * 2 + b] = padded[size_t(r) * sn + c];
+      }
+  };
+  std::vector<uint8_t> sa, sas, sb, sbs;
+  uint32_t sna = 0, snb = 0;
+  scales(M, sa, sas, sna);
+  scales(N, sb, sbs, snb);
+  const uint16_t sentinel = 0x7f7f;
+  std::vector<uint16_t> C(size_t(M) * N, sentinel);
+
+  EmuDevice dev({.target = "gfx950"});
+  uint64_t pa = upload(dev, A), pb = upload(dev, Bs), psa = upload(dev, sas), psb = upload(dev, sbs),
+           pc = upload(dev, C);
+  auto code = fixture(name);
+  auto fn = dev.load(code)->function(code.kernels.at(0).name);
+  AiterArgs a;
+  const float alpha = 1.0f, beta = 0.0f;
+  a.ptr(pc), a.ptr(0), a.ptr(pa), a.ptr(pb), a.slot(&alpha, 4), a.slot(&beta, 4);
+  a.u32(0), a.u32(0), a.u32(N), a.u32(0), a.u32(K), a.u32(0), a.u32(K), a.u32(0); // strides D0 D1 C0 C1 A0 A1 B0 B1
+  a.u32(M), a.u32(N), a.u32(K), a.ptr(psa), a.ptr(psb), a.u32(sna), a.u32(0), a.u32(snb), a.u32(0), a.u32(0);
+  dev.launch(*fn, {{N / 128, (M + 127) / 128, 1}, {256, 1, 1}}, a.bytes);
+  auto got = download<uint16_t>(dev, pc, C.size());
+
+  int bad = 0;
+  double worst = 0;
+  for (uint32_t m = 0; m < M; ++m)
+    for (uint32_t n = 0; n < N; ++n) {
+      double ref = 0, mag = 0;
+      for (uint32_t k = 0; k < K; ++k) {
+        const double x = fp4((A[size_t(m) * KB + k / 2] >> (4 * (k % 2))) & 15);
+        const double y = fp4((B[size_t(n) * KB + k / 2] >> (4 * (k % 2))) & 15);
+        const double t = x * y * std::ldexp(1.0, int(sa[size_t(m) * (K / 32) + k / 32]) - 127) *
+                         std::ldexp(1.0, int(sb[size_t(n) * (K / 32) + k / 32]) - 127);
+        ref += t, mag += std::fabs(t);
+      }
+      const double g = bf16_value(got[size_t(m) * N + n]), tol = std::ldexp(std::fabs(ref), -8) + 1e-6 * mag;
+      worst = std::max(worst, std::fabs(g - ref) / tol);
+      if (!(std::fabs(g - ref) <= tol) && bad++ < 5)
+        ADD_FAILURE() << "C[" << m << "," << n << "] " << g << " want " << ref;
+    }
+  EXPECT_EQ(bad, 0) << name << " M" << M << " N" << N << " K" << K << " seed " << seed << " worst " << worst;
+  EXPECT_EQ(unexplained(dev, name), "") << name;
+}
+
 // Paged attention decode pa_bf16_noquant_gqa8_1tg_4w (host csrc/py_itfs_cu/asm_pa.cu pa_fwd; AITER's test
 // op_tests/test_pa.py): one query token per sequence, 8 query heads per KV head, head size 128, KV cache in
 // 16-token blocks reached through a block table: K [blocks][kv_heads][128/8][16][8], V pre-shuffled as
