@@ -1257,3 +1257,25 @@ TEST(AiterInstructions, CvtScalef32PkBf16Fp8) {
     }
   }
 }
+
+// v_cvt_scalef32_pk_fp4_f32 with op_sel[3] set (LLVM's DST_OP_SEL, the src0 modifier bit) writes part of its
+// VGPR: a VALU reading it next needs 1 wait state (gfx950, as the fp8 packs); byte 1 (op_sel[2] only) does not
+// set DST_OP_SEL and is not reported.
+TEST(AiterInstructions, Fp4OpSelForwardingWaitState) {
+  ISATUNE_SKIP_IF_LLVM_LACKS("gfx950");
+  for (int variant = 0; variant < 3; ++variant) {
+    LaneRun r;
+    r.target = "gfx950";
+    r.nin = 3, r.nout = 1;
+    r.expect_no_reports = false;
+    r.body = std::string("  v_mov_b32 v40, v12\n  v_cvt_scalef32_pk_fp4_f32 v40, v10, v11, v12 op_sel:") +
+             (variant == 2 ? "[0,0,1,0]\n" : "[0,0,0,1]\n") + (variant == 1 ? "  s_nop 0\n" : "") +
+             "  v_add_u32 v40, v40, 1\n";
+    r.in.assign(64 * 3, 0x3f800000u);
+    r.run();
+    if (variant == 0)
+      EXPECT_NE(r.reports.find("wait_states: VALU write of part of a VGPR"), std::string::npos) << r.reports;
+    else
+      EXPECT_EQ(r.reports, "") << "variant " << variant;
+  }
+}
