@@ -1259,8 +1259,8 @@ TEST(AiterInstructions, CvtScalef32PkBf16Fp8) {
 }
 
 // v_cvt_scalef32_pk_fp4_f32 with op_sel[3] set (LLVM's DST_OP_SEL, the src0 modifier bit) writes part of its
-// VGPR: a VALU reading it next needs 1 wait state (gfx950, as the fp8 packs); byte 1 (op_sel[2] only) does not
-// set DST_OP_SEL and is not reported.
+// VGPR: a VALU reading it next needs 1 wait state (gfx950, as the fp8 packs); byte 1 (op_sel[2] only) does
+// not set DST_OP_SEL and is not reported.
 TEST(AiterInstructions, Fp4OpSelForwardingWaitState) {
   ISATUNE_SKIP_IF_LLVM_LACKS("gfx950");
   for (int variant = 0; variant < 3; ++variant) {

@@ -717,13 +717,14 @@ TEST_P(AiterKernel, Fp8GemmBlockScale) {
   EXPECT_EQ(unexplained(dev, name), "") << name;
 }
 
-// MXFP4 GEMM f4gemm_bf16_per1x32Fp4_BpreShuffle_128x128 (gfx950; host csrc/py_itfs_cu/asm_gemm_a4w4.cu, AITER's
-// test op_tests/test_gemm_a4w4.py): C[M,N] = bf16(sum_k A[m,k] B[n,k] 2^(sa[m][k/32] - 127) 2^(sb[n][k/32] - 127)),
-// A and B FP4 E2M1 packed two a byte (element 2c in the low nibble, AITER's pack_uint4), B pre-shuffled with
-// shuffle_weight(layout=(16,16)) on its bytes (as the i8 GEMM's), the E8M0 scales [rows][K/32] padded to
-// (256, 8) multiples and shuffled by AITER's shuffle_scale (view (sm/32, 2, 16, sn/8, 2, 4), permute
-// (0,3,5,2,4,1)). alpha 1, beta 0, no bias, log2_k_split 0. Checks the emulator's FP4 operand layout and
-// scale lanes of v_mfma_scale_f32_16x16x128_f8f6f4 (cbsz:4 blgp:4) and v_cvt_pk_bf16_f32 end to end.
+// MXFP4 GEMM f4gemm_bf16_per1x32Fp4_BpreShuffle_128x128 (gfx950; host csrc/py_itfs_cu/asm_gemm_a4w4.cu,
+// AITER's test op_tests/test_gemm_a4w4.py): C[M,N] = bf16(sum_k A[m,k] B[n,k] 2^(sa[m][k/32] - 127)
+// 2^(sb[n][k/32] - 127)), A and B FP4 E2M1 packed two a byte (element 2c in the low nibble, AITER's
+// pack_uint4), B pre-shuffled with shuffle_weight(layout=(16,16)) on its bytes (as the i8 GEMM's), the E8M0
+// scales [rows][K/32] padded to (256, 8) multiples and shuffled by AITER's shuffle_scale (view (sm/32, 2, 16,
+// sn/8, 2, 4), permute (0,3,5,2,4,1)). alpha 1, beta 0, no bias, log2_k_split 0. Checks the emulator's FP4
+// operand layout and scale lanes of v_mfma_scale_f32_16x16x128_f8f6f4 (cbsz:4 blgp:4) and v_cvt_pk_bf16_f32
+// end to end.
 TEST(AiterF4Gemm, Mxfp4BpreShuffle128x128) {
   ISATUNE_SKIP_IF_LLVM_LACKS("gfx950");
   const std::string name = "gfx950/f4gemm_bf16_per1x32Fp4_BpreShuffle_128x128.co";
@@ -765,7 +766,8 @@ TEST(AiterF4Gemm, Mxfp4BpreShuffle128x128) {
     for (uint32_t r = 0; r < sm; ++r)
       for (uint32_t c = 0; c < sn; ++c) {
         const uint32_t a = r / 32, b = (r / 16) % 2, cc = r % 16, d = c / 8, e = (c / 4) % 2, f = c % 4;
-        shuffled[((((size_t(a) * (sn / 8) + d) * 4 + f) * 16 + cc) * 2 + e) * 2 + b] = padded[size_t(r) * sn + c];
+        shuffled[((((size_t(a) * (sn / 8) + d) * 4 + f) * 16 + cc) * 2 + e) * 2 + b] =
+            padded[size_t(r) * sn + c];
       }
   };
   std::vector<uint8_t> sa, sas, sb, sbs;
@@ -783,7 +785,8 @@ TEST(AiterF4Gemm, Mxfp4BpreShuffle128x128) {
   AiterArgs a;
   const float alpha = 1.0f, beta = 0.0f;
   a.ptr(pc), a.ptr(0), a.ptr(pa), a.ptr(pb), a.slot(&alpha, 4), a.slot(&beta, 4);
-  a.u32(0), a.u32(0), a.u32(N), a.u32(0), a.u32(K), a.u32(0), a.u32(K), a.u32(0); // strides D0 D1 C0 C1 A0 A1 B0 B1
+  a.u32(0), a.u32(0), a.u32(N), a.u32(0), a.u32(K), a.u32(0), a.u32(K),
+      a.u32(0); // strides D0 D1 C0 C1 A0 A1 B0 B1
   a.u32(M), a.u32(N), a.u32(K), a.ptr(psa), a.ptr(psb), a.u32(sna), a.u32(0), a.u32(snb), a.u32(0), a.u32(0);
   dev.launch(*fn, {{N / 128, (M + 127) / 128, 1}, {256, 1, 1}}, a.bytes);
   auto got = download<uint16_t>(dev, pc, C.size());
@@ -808,7 +811,6 @@ TEST(AiterF4Gemm, Mxfp4BpreShuffle128x128) {
   EXPECT_EQ(bad, 0) << name << " M" << M << " N" << N << " K" << K << " seed " << seed << " worst " << worst;
   EXPECT_EQ(unexplained(dev, name), "") << name;
 }
-
 // Paged attention decode pa_bf16_noquant_gqa8_1tg_4w (host csrc/py_itfs_cu/asm_pa.cu pa_fwd; AITER's test
 // op_tests/test_pa.py): one query token per sequence, 8 query heads per KV head, head size 128, KV cache in
 // 16-token blocks reached through a block table: K [blocks][kv_heads][128/8][16][8], V pre-shuffled as
