@@ -44,6 +44,7 @@ public:
     auto image = std::make_shared<KernelImage>();
     image->info = *k;
     image->prog = decode_kernel(code_, *k, gfx_);
+    image->lds_dma = has_lds_dma(image->prog);
     auto f = std::make_shared<EmuFunction>(image);
     cache_[name] = f;
     return f;

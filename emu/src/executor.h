@@ -14,6 +14,7 @@ namespace isatune::emu {
 struct KernelImage {
   KernelInfo info;
   Program prog;
+  bool lds_dma = false; // the program has LDS-DMA instructions (lds_dma.h)
 };
 
 struct LaunchSetup {
