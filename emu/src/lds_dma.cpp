@@ -13,11 +13,14 @@ namespace {
 
 constexpr uint8_t kNone = 0, kInFlight = 1, kRetired = 2;
 
-uint32_t wave_bit(uint32_t index) { return 1u << (index & 31); }
+uint32_t wave_bit(uint32_t index) {
+  return 1u << (index & 31);
+}
 
 std::string dma_text(const Wave& w, uint32_t addr) {
   std::string s = hex_addr(addr);
-  if (int32_t i = w.prog->at(addr); i >= 0) s += " '" + w.prog->insts[size_t(i)].text + "'";
+  if (int32_t i = w.prog->at(addr); i >= 0)
+    s += " '" + w.prog->insts[size_t(i)].text + "'";
   return s;
 }
 
@@ -40,7 +43,8 @@ void lds_dma_begin_workgroup(Workgroup& wg, bool active) {
   LdsDmaShadow& s = wg.dma;
   s.active = active;
   s.landing.clear();
-  if (!active) return;
+  if (!active)
+    return;
   const size_t n = (wg.lds_size + 3) / 4;
   s.state.assign(n, kNone);
   s.wave.resize(n);
@@ -66,11 +70,12 @@ void lds_dma_stage(Wave& w, LdsDmaOp& op, uint64_t addr, uint8_t* p, const uint3
   for (uint32_t k = 0; k < bytes / 4; ++k) {
     const uint32_t d = uint32_t(addr / 4) + k;
     if (s.read_gen[d] == s.gen && (s.read_mask[d] & ~wave_bit(me)))
-      w.ctx->report(w, HazardKind::race,
-                    "writes LDS " + hex_addr(4ull * d) + " that wave " +
-                        std::to_string(other_reader(s.read_mask[d], me)) +
-                        " read with no s_barrier between (write-after-read: right only while the load's memory "
-                        "latency outlasts that wave; the emulator keeps the old data until the next barrier)");
+      w.ctx->report(
+          w, HazardKind::race,
+          "writes LDS " + hex_addr(4ull * d) + " that wave " +
+              std::to_string(other_reader(s.read_mask[d], me)) +
+              " read with no s_barrier between (write-after-read: right only while the load's memory "
+              "latency outlasts that wave; the emulator keeps the old data until the next barrier)");
     if (s.state[d] != kNone && s.wave[d] != me)
       w.ctx->report(w, HazardKind::race,
                     "writes LDS " + hex_addr(4ull * d) + " that wave " + std::to_string(s.wave[d]) +
@@ -85,7 +90,8 @@ void lds_dma_stage(Wave& w, LdsDmaOp& op, uint64_t addr, uint8_t* p, const uint3
 
 void lds_dma_issued(Wave& w) {
   w.dma_ops.back().op_id = w.next_op_id - 1; // push_pending numbered it
-  if (!w.vm_queue.empty()) w.vm_queue.back().lds_dma = true;
+  if (!w.vm_queue.empty())
+    w.vm_queue.back().lds_dma = true;
 }
 
 namespace {
@@ -110,13 +116,15 @@ void lds_dma_retire(Wave& w, uint64_t op_id) {
 }
 
 void lds_dma_end_wave(Wave& w) {
-  for (const auto& op : w.dma_ops) retire_op(w, op);
+  for (const auto& op : w.dma_ops)
+    retire_op(w, op);
   w.dma_ops.clear();
 }
 
 void lds_dma_barrier(Workgroup& wg) {
   LdsDmaShadow& s = wg.dma;
-  if (!s.active) return;
+  if (!s.active)
+    return;
   for (uint32_t d : s.landing)
     if (s.state[d] == kRetired) {
       std::memcpy(wg.lds.data() + 4ull * d, &s.value[d], 4);
@@ -130,18 +138,22 @@ void lds_dma_observe_read(Wave& w, uint32_t addr, uint32_t bytes, uint8_t* out) 
   LdsDmaShadow& s = w.wg->dma;
   const uint32_t me = w.index;
   for (uint32_t d = addr / 4; d <= (addr + bytes - 1) / 4; ++d) {
-    if (s.read_gen[d] != s.gen) s.read_gen[d] = s.gen, s.read_mask[d] = 0;
+    if (s.read_gen[d] != s.gen)
+      s.read_gen[d] = s.gen, s.read_mask[d] = 0;
     s.read_mask[d] |= wave_bit(me);
-    if (s.state[d] == kNone) continue;
+    if (s.state[d] == kNone)
+      continue;
     if (s.wave[d] != me) {
-      w.ctx->report(w, HazardKind::race,
-                    "reads LDS " + hex_addr(4ull * d) + " that wave " + std::to_string(s.wave[d]) + "'s LDS-DMA " +
-                        dma_text(w, s.issue[d]) +
-                        " writes, with no s_barrier after that wave's s_waitcnt vmcnt (the emulator gives the old "
-                        "data)");
+      w.ctx->report(
+          w, HazardKind::race,
+          "reads LDS " + hex_addr(4ull * d) + " that wave " + std::to_string(s.wave[d]) + "'s LDS-DMA " +
+              dma_text(w, s.issue[d]) +
+              " writes, with no s_barrier after that wave's s_waitcnt vmcnt (the emulator gives the old "
+              "data)");
     } else if (s.state[d] == kInFlight) {
       w.ctx->report(w, HazardKind::pending_read,
-                    "reads LDS " + hex_addr(4ull * d) + " that this wave's LDS-DMA " + dma_text(w, s.issue[d]) +
+                    "reads LDS " + hex_addr(4ull * d) + " that this wave's LDS-DMA " +
+                        dma_text(w, s.issue[d]) +
                         " has not written yet (needs s_waitcnt vmcnt; the emulator gives the old data)");
     } else { // retired: this wave sees its own data
       const uint32_t lo = std::max(addr, 4 * d), hi = std::min(addr + bytes, 4 * d + 4);
@@ -154,11 +166,12 @@ void lds_dma_observe_write(Wave& w, uint32_t addr, uint32_t bytes) {
   LdsDmaShadow& s = w.wg->dma;
   const uint32_t me = w.index;
   for (uint32_t d = addr / 4; d <= (addr + bytes - 1) / 4; ++d) {
-    if (s.state[d] == kNone) continue;
+    if (s.state[d] == kNone)
+      continue;
     if (s.wave[d] != me) {
       w.ctx->report(w, HazardKind::race,
-                    "writes LDS " + hex_addr(4ull * d) + " that wave " + std::to_string(s.wave[d]) + "'s LDS-DMA " +
-                        dma_text(w, s.issue[d]) + " also writes with no s_barrier between");
+                    "writes LDS " + hex_addr(4ull * d) + " that wave " + std::to_string(s.wave[d]) +
+                        "'s LDS-DMA " + dma_text(w, s.issue[d]) + " also writes with no s_barrier between");
     } else if (s.state[d] == kRetired) { // program order: this write comes after the wave's own data
       std::memcpy(w.wg->lds.data() + 4ull * d, &s.value[d], 4);
       s.state[d] = kNone;

@@ -725,13 +725,13 @@ TEST_P(AiterKernel, Fp8GemmBlockScale) {
 // blocks than used. The gfx950 file is the gfx942 one relabelled.
 //
 // 241..255 tokens (16 blocks, the 16th partial) is a defect of the kernel, not of the emulator: it takes its
-// 256-token main loop from 16 blocks on (s_cmp_lt_u32 s73, 16 at 0x2e18, s73 = ceil(ctx/16)) but counts the
-// loop's trips in whole chunks (s71 = ctx & ~255 = 0, loop test s70 < s71 after the body at 0x3a28), so the
-// body, which masks no token, runs once over all 256 slots of the 16 blocks, and the tail (0x5e5c on: s71 >> 4
-// != s73, ctx & 255 > 64) then takes the same registers (chunk parity s71 >> 8 = 0) masked to ctx and counts
-// tokens 0..ctx-1 a second time. For those lengths the reference is what that control flow computes: softmax
-// over the 256 slots once plus tokens 0..ctx-1 once more; the test also checks that the output fits it far better than
-// the true attention (so the band is wrong on hardware too: only scalar compares decide it).
+// 256-token main loop from 16 blocks on (s_cmp_lt_u32 s73, 16 at entry + 0xb18, s73 = ceil(ctx/16)) but counts the
+// loop's trips in whole chunks (s71 = ctx & ~255 = 0, loop test s70 < s71 after the body, + 0x1728), so the body,
+// which masks no token, runs once over all 256 slots of the 16 blocks, and the tail (+ 0x3b5c on: s71 >> 4 != s73,
+// ctx & 255 > 64) then takes the same registers (chunk parity s71 >> 8 = 0) masked to ctx and counts tokens
+// 0..ctx-1 a second time. For those lengths the reference is what that control flow computes: softmax over the 256
+// slots once plus tokens 0..ctx-1 once more; the test also checks that the output fits it far better than the true
+// attention (so the band is wrong on hardware too: only scalar compares decide it).
 TEST_P(AiterKernel, PagedAttentionDecodeBf16) {
   const std::string name = arch() + "/pa_bf16_noquant_gqa8_1tg_4w.co";
   const uint32_t seed = std::random_device{}();

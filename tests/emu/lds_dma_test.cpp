@@ -1,8 +1,8 @@
 // When LDS-DMA data becomes visible (emu/src/lds_dma.h): to the issuing wave once s_waitcnt vmcnt retires the
-// load, to the other waves from the next barrier; and the reports for accesses that depend on the timing between
-// waves. A two-wave kernel: wave 0 loads random data into LDS with buffer_load_dword ... lds over a region that
-// holds an old pattern, wave 1 reads the region in the same barrier interval (before or after the load in
-// emulated time: s_sleep on one side), both read it again after a barrier.
+// load, to the other waves from the next barrier; and the reports for accesses that depend on the timing
+// between waves. A two-wave kernel: wave 0 loads random data into LDS with buffer_load_dword ... lds over a
+// region that holds an old pattern, wave 1 reads the region in the same barrier interval (before or after the
+// load in emulated time: s_sleep on one side), both read it again after a barrier.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -20,17 +20,20 @@ using namespace isatune::emu;
 namespace {
 
 std::string kernel_text(const std::string& name, const std::string& body) {
-  return ".amdgcn_target \"amdgcn-amd-amdhsa--gfx942\"\n.amdhsa_code_object_version 5\n.text\n.globl " + name +
-         "\n.p2align 8\n.type " + name + ",@function\n" + name + ":\n" + body + "  s_endpgm\n.L" + name +
-         "_end:\n.size " + name + ", .L" + name + "_end-" + name +
+  return ".amdgcn_target \"amdgcn-amd-amdhsa--gfx942\"\n.amdhsa_code_object_version 5\n.text\n.globl " +
+         name + "\n.p2align 8\n.type " + name + ",@function\n" + name + ":\n" + body + "  s_endpgm\n.L" +
+         name + "_end:\n.size " + name + ", .L" + name + "_end-" + name +
          "\n.p2alignl 6, 0xbf800000\n.fill 256, 4, 0xbf800000\n.rodata\n.p2align 6\n.amdhsa_kernel " + name +
-         "\n  .amdhsa_user_sgpr_count 2\n  .amdhsa_user_sgpr_kernarg_segment_ptr 1\n  .amdhsa_kernarg_size 24\n"
+         "\n  .amdhsa_user_sgpr_count 2\n  .amdhsa_user_sgpr_kernarg_segment_ptr 1\n  .amdhsa_kernarg_size "
+         "24\n"
          "  .amdhsa_system_sgpr_workgroup_id_x 1\n  .amdhsa_next_free_vgpr 32\n  .amdhsa_next_free_sgpr 40\n"
          "  .amdhsa_accum_offset 32\n  .amdhsa_group_segment_fixed_size 1024\n.end_amdhsa_kernel\n"
          ".amdgpu_metadata\n---\namdhsa.version: [ 1, 2 ]\namdhsa.kernels:\n  - .name: " +
          name + "\n    .symbol: " + name +
-         ".kd\n    .kernarg_segment_size: 24\n    .kernarg_segment_align: 8\n    .group_segment_fixed_size: 1024\n"
-         "    .private_segment_fixed_size: 0\n    .wavefront_size: 64\n    .sgpr_count: 46\n    .vgpr_count: 32\n"
+         ".kd\n    .kernarg_segment_size: 24\n    .kernarg_segment_align: 8\n    .group_segment_fixed_size: "
+         "1024\n"
+         "    .private_segment_fixed_size: 0\n    .wavefront_size: 64\n    .sgpr_count: 46\n    .vgpr_count: "
+         "32\n"
          "    .agpr_count: 0\n    .max_flat_workgroup_size: 128\n...\n.end_amdgpu_metadata\n";
 }
 
@@ -48,19 +51,25 @@ struct Result {
 
 Result run(const Case& c, std::mt19937& rng) {
   // v3 = 4 lane: LDS address and source offset; old pattern 1000 + lane, written by wave 0 before a barrier.
-  std::string body = "  s_load_dwordx4 s[8:11], s[0:1], 0x0\n  s_load_dwordx2 s[16:17], s[0:1], 0x10\n"
-                     "  v_and_b32 v1, 63, v0\n  v_lshrrev_b32 v2, 6, v0\n  s_nop 1\n  v_readfirstlane_b32 s20, v2\n"
-                     "  v_lshlrev_b32 v3, 2, v1\n  v_lshlrev_b32 v8, 3, v0\n  v_add_u32 v5, 1000, v1\n"
-                     "  v_mov_b32 v6, 0\n  s_cmp_eq_u32 s20, 0\n  s_cbranch_scc0 .Lskip\n  ds_write_b32 v3, v5\n"
-                     ".Lskip:\n  s_waitcnt lgkmcnt(0)\n  s_barrier\n  s_cmp_eq_u32 s20, 0\n  s_cbranch_scc0 .Lreader\n";
-  if (c.writer_sleep) body += "  s_sleep " + std::to_string(c.writer_sleep) + "\n";
+  std::string body =
+      "  s_load_dwordx4 s[8:11], s[0:1], 0x0\n  s_load_dwordx2 s[16:17], s[0:1], 0x10\n"
+      "  v_and_b32 v1, 63, v0\n  v_lshrrev_b32 v2, 6, v0\n  s_nop 1\n  v_readfirstlane_b32 s20, v2\n"
+      "  v_lshlrev_b32 v3, 2, v1\n  v_lshlrev_b32 v8, 3, v0\n  v_add_u32 v5, 1000, v1\n"
+      "  v_mov_b32 v6, 0\n  s_cmp_eq_u32 s20, 0\n  s_cbranch_scc0 .Lskip\n  ds_write_b32 v3, v5\n"
+      ".Lskip:\n  s_waitcnt lgkmcnt(0)\n  s_barrier\n  s_cmp_eq_u32 s20, 0\n  s_cbranch_scc0 .Lreader\n";
+  if (c.writer_sleep)
+    body += "  s_sleep " + std::to_string(c.writer_sleep) + "\n";
   body += "  s_mov_b32 m0, 0\n  s_nop 0\n  buffer_load_dword v3, s[8:11], 0 offen lds\n";
-  if (c.early) body += "  ds_read_b32 v6, v3\n  s_waitcnt lgkmcnt(0)\n";
+  if (c.early)
+    body += "  ds_read_b32 v6, v3\n  s_waitcnt lgkmcnt(0)\n";
   body += "  s_waitcnt vmcnt(0)\n";
-  if (!c.early) body += "  ds_read_b32 v6, v3\n  s_waitcnt lgkmcnt(0)\n"; // its own data, no barrier needed
+  if (!c.early)
+    body += "  ds_read_b32 v6, v3\n  s_waitcnt lgkmcnt(0)\n"; // its own data, no barrier needed
   body += "  s_branch .Ljoin\n.Lreader:\n";
-  if (c.reader_sleep) body += "  s_sleep " + std::to_string(c.reader_sleep) + "\n";
-  if (c.reader) body += "  ds_read_b32 v6, v3\n  s_waitcnt lgkmcnt(0)\n";
+  if (c.reader_sleep)
+    body += "  s_sleep " + std::to_string(c.reader_sleep) + "\n";
+  if (c.reader)
+    body += "  ds_read_b32 v6, v3\n  s_waitcnt lgkmcnt(0)\n";
   body += ".Ljoin:\n  s_barrier\n  ds_read_b32 v7, v3\n  s_waitcnt lgkmcnt(0)\n"
           "  global_store_dwordx2 v8, v[6:7], s[16:17]\n  s_waitcnt vmcnt(0)\n";
 
@@ -107,8 +116,8 @@ protected:
 
 } // namespace
 
-// Ordered by a wait and a barrier: the issuing wave sees its data after s_waitcnt, every wave after the barrier,
-// nothing reported.
+// Ordered by a wait and a barrier: the issuing wave sees its data after s_waitcnt, every wave after the
+// barrier, nothing reported.
 TEST_F(EmuLdsDma, VisibleAfterWaitAndBarrier) {
   Result r = run({.reader = false}, rng);
   for (uint32_t l = 0; l < 64; ++l) {
