@@ -188,6 +188,7 @@ void EmuDevice::launch(loader::Function& function, const loader::LaunchConfig& c
   ctx.kernel = info.name;
   ctx.strict = options_.strict;
   ctx.max_instructions = options_.max_instructions_per_wave;
+  ctx.wave_order = options_.wave_order;
 
   const uint64_t total = uint64_t(g.x) * g.y * g.z;
   unsigned nthreads = options_.threads ? options_.threads : std::max(1u, std::thread::hardware_concurrency());

@@ -180,6 +180,16 @@ WorkgroupCost WorkgroupRunner::run(LaunchContext& ctx, const KernelImage& k, con
       }
     }
     if (running == 0) break;
+    if (best && ctx.wave_order != WaveOrder::timed) { // a schedule check: the first (last) wave, to its barrier
+      for (uint32_t j = 0; j < nwaves; ++j) {
+        Wave& w = waves_[ctx.wave_order == WaveOrder::index ? j : nwaves - 1 - j];
+        if (!w.done && !w.at_barrier) {
+          best = &w;
+          break;
+        }
+      }
+      next = ~0ull;
+    }
     if (best) {
       constexpr uint64_t kTurnCycles = 16;
       run_wave(*best, next == ~0ull ? next : next + kTurnCycles);
