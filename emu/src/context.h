@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "isatune/cdna/target.h"
+#include "isatune/emu/emulator.h"
 #include "isatune/emu/report.h"
 #include "memory.h"
 #include "wave.h"
@@ -22,6 +23,7 @@ public:
   std::string kernel;
   bool strict = false;
   uint64_t max_instructions = 0;
+  WaveOrder wave_order = WaveOrder::timed;
   std::atomic<bool> stop{false};
 
   // Records a report (deduplicated by kind and address); throws HazardError when strict.

@@ -44,6 +44,7 @@ public:
     auto image = std::make_shared<KernelImage>();
     image->info = *k;
     image->prog = decode_kernel(code_, *k, gfx_);
+    image->lds_dma = has_lds_dma(image->prog);
     auto f = std::make_shared<EmuFunction>(image);
     cache_[name] = f;
     return f;
@@ -187,6 +188,7 @@ void EmuDevice::launch(loader::Function& function, const loader::LaunchConfig& c
   ctx.kernel = info.name;
   ctx.strict = options_.strict;
   ctx.max_instructions = options_.max_instructions_per_wave;
+  ctx.wave_order = options_.wave_order;
 
   const uint64_t total = uint64_t(g.x) * g.y * g.z;
   unsigned nthreads = options_.threads ? options_.threads : std::max(1u, std::thread::hardware_concurrency());

@@ -26,6 +26,7 @@ void init_wave(Wave& w, const KernelImage& k, const LaunchSetup& setup, Workgrou
   w.cur = nullptr;
   w.vm_queue.clear();
   w.lgkm_queue.clear();
+  w.dma_ops.clear();
   w.pending.fill(0);
   w.history.fill({});
   w.history_pos = 0;
@@ -151,6 +152,7 @@ WorkgroupCost WorkgroupRunner::run(LaunchContext& ctx, const KernelImage& k, con
   for (int i = 0; i < 3; ++i) wg_.id[i] = id[i];
   wg_.lds_size = setup.lds_bytes;
   wg_.lds.assign(setup.lds_bytes, 0);
+  lds_dma_begin_workgroup(wg_, k.lds_dma);
   cu_.reset(params_ ? *params_ : timing_params(ctx.gfx), k.prog.insts.size());
   wg_.cu = &cu_;
   for (uint32_t i = 0; i < nwaves; ++i) {
@@ -178,13 +180,24 @@ WorkgroupCost WorkgroupRunner::run(LaunchContext& ctx, const KernelImage& k, con
       }
     }
     if (running == 0) break;
+    if (best && ctx.wave_order != WaveOrder::timed) { // a schedule check: the first (last) wave, to its barrier
+      for (uint32_t j = 0; j < nwaves; ++j) {
+        Wave& w = waves_[ctx.wave_order == WaveOrder::index ? j : nwaves - 1 - j];
+        if (!w.done && !w.at_barrier) {
+          best = &w;
+          break;
+        }
+      }
+      next = ~0ull;
+    }
     if (best) {
       constexpr uint64_t kTurnCycles = 16;
       run_wave(*best, next == ~0ull ? next : next + kTurnCycles);
       if (ctx.stop.load(std::memory_order_relaxed)) return {};
       continue;
     }
-    // Every wave still running waits at the barrier: release them together.
+    // Every wave still running waits at the barrier: release them together (retired LDS-DMA data lands).
+    lds_dma_barrier(wg_);
     uint64_t t = 0;
     for (uint32_t i = 0; i < nwaves; ++i)
       if (!waves_[i].done) t = std::max(t, waves_[i].cycle);

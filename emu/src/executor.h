@@ -1,6 +1,7 @@
 #pragma once
-// Runs the waves of one workgroup cooperatively on one host thread: each wave runs until s_barrier or
-// s_endpgm, then the next; a barrier releases once every wave still running has reached it.
+// Runs the waves of one workgroup cooperatively on one host thread, taking turns by the timing model's clocks
+// (or, EmuOptions::wave_order, each to its next barrier in index or reverse order); a barrier releases once every
+// wave still running has reached it, and retired LDS-DMA data lands then (lds_dma.h).
 #include <cstdint>
 #include <vector>
 
@@ -14,6 +15,7 @@ namespace isatune::emu {
 struct KernelImage {
   KernelInfo info;
   Program prog;
+  bool lds_dma = false; // the program has LDS-DMA instructions (lds_dma.h)
 };
 
 struct LaunchSetup {

@@ -7,6 +7,7 @@
 #include "buffer_resource.h"
 #include "checks.h"
 #include "executor.h"
+#include "lds_dma.h"
 #include "ops.h"
 #include "timing.h"
 #include "util.h"
@@ -278,17 +279,36 @@ uint8_t* lds_ptr(Wave& w, uint64_t addr, uint32_t bytes, bool store) {
 // into LDS, no VGPR result, counted by vmcnt. LDS address = M0 + inst_offset + lane * size, size 4 for a
 // dword and 16 for x4 (CDNA3 ISA "Buffer load to LDS": LDS_ADDR = LDSbase + LDS_offset(M0) + inst_offset +
 // TID * 4; shared/notes/cdna.md section 3). Lanes whose source fails the buffer range check write zeros (the
-// loaded value of an out-of-range dword, CDNA3 ISA "Range checking").
+// loaded value of an out-of-range dword, CDNA3 ISA "Range checking"). The LDS write lands when the load retires
+// (this wave) and at the next barrier (the others): lds_dma.h.
 template <uint32_t BYTES>
 void lds_dma(Wave& w, const Inst& in) {
   Addresser a = make_addresser(w, in, false);
   const uint64_t base = uint64_t(w.s[kM0]) + uint64_t(uint32_t(in.imm[0]));
+  LdsDmaOp& op = lds_dma_begin(w);
   for_lanes(w.exec(), [&](int l) {
     uint32_t data[4] = {0, 0, 0, 0};
     load_lane<BYTES>(w, a, l, data);
-    if (uint8_t* p = lds_ptr(w, base + uint64_t(l) * BYTES, BYTES, true)) std::memcpy(p, data, BYTES);
+    const uint64_t at = base + uint64_t(l) * BYTES;
+    if (uint8_t* p = lds_ptr(w, at, BYTES, true)) lds_dma_stage(w, op, at, p, data, BYTES);
   });
   push_pending(w, {}, 1, false, memory_latency(Cat::vmem_load));
+  lds_dma_issued(w);
+}
+
+// An LDS read as this wave sees it (LDS-DMA data in flight: lds_dma.h); false (out unchanged) out of bounds.
+bool lds_load(Wave& w, uint64_t addr, uint32_t bytes, void* out) {
+  const uint8_t* p = lds_ptr(w, addr, bytes, false);
+  if (!p) return false;
+  std::memcpy(out, p, bytes);
+  if (w.wg->dma.active) lds_dma_observe_read(w, uint32_t(addr), bytes, static_cast<uint8_t*>(out));
+  return true;
+}
+// The LDS bytes an ordinary write (or atomic) is about to change; null out of bounds.
+uint8_t* lds_store_ptr(Wave& w, uint64_t addr, uint32_t bytes) {
+  uint8_t* p = lds_ptr(w, addr, bytes, true);
+  if (p && w.wg->dma.active) lds_dma_observe_write(w, uint32_t(addr), bytes);
+  return p;
 }
 
 void lds_pending(Wave& w, const Inst& in, uint16_t dwords) {
@@ -304,7 +324,7 @@ void ds_read(Wave& w, const Inst& in) {
   const uint32_t dwords = BYTES < 4 ? 1 : BYTES / 4;
   for_lanes(w.exec(), [&](int l) {
     uint32_t data[4] = {0, 0, 0, 0};
-    if (const uint8_t* p = lds_ptr(w, uint64_t(addr[l]) + uint64_t(in.imm[0]), BYTES, false)) std::memcpy(data, p, BYTES);
+    lds_load(w, uint64_t(addr[l]) + uint64_t(in.imm[0]), BYTES, data);
     if (BYTES < 4) data[0] = extend(data[0], EXT);
     for (uint32_t i = 0; i < dwords; ++i) w.v[d.reg + i][l] = data[i];
   });
@@ -327,7 +347,7 @@ void ds_read_tr(Wave& w, const Inst& in) {
   uint64_t src[64], out[64];
   for (int l = 0; l < 64; ++l) {
     src[l] = 0;
-    if (const uint8_t* p = lds_ptr(w, uint64_t(addr[l]) + uint64_t(in.imm[0]), 8, false)) std::memcpy(&src[l], p, 8);
+    lds_load(w, uint64_t(addr[l]) + uint64_t(in.imm[0]), 8, &src[l]);
   }
   for (int l = 0; l < 64; ++l) {
     const int g = l & ~15, i = l & 15;
@@ -349,7 +369,7 @@ void ds_write(Wave& w, const Inst& in) {
   for_lanes(w.exec(), [&](int l) {
     uint32_t v[4];
     for (uint32_t i = 0; i < (BYTES + 3) / 4; ++i) v[i] = w.v[data.reg + i][l];
-    if (uint8_t* p = lds_ptr(w, uint64_t(addr[l]) + uint64_t(in.imm[0]), BYTES, true)) std::memcpy(p, v, BYTES);
+    if (uint8_t* p = lds_store_ptr(w, uint64_t(addr[l]) + uint64_t(in.imm[0]), BYTES)) std::memcpy(p, v, BYTES);
   });
   lds_pending(w, in, 0);
 }
@@ -363,7 +383,7 @@ void ds_read2(Wave& w, const Inst& in) {
     for (int k = 0; k < 2; ++k) {
       uint32_t data[2] = {0, 0};
       uint64_t at = uint64_t(addr[l]) + uint64_t(in.imm[k] & 0xff) * unit;
-      if (const uint8_t* p = lds_ptr(w, at, BYTES, false)) std::memcpy(data, p, BYTES);
+      lds_load(w, at, BYTES, data);
       for (uint32_t i = 0; i < dw; ++i) w.v[d.reg + k * dw + i][l] = data[i];
     }
   });
@@ -378,7 +398,7 @@ void ds_write2(Wave& w, const Inst& in) {
     for (int k = 0; k < 2; ++k) {
       uint32_t v[2] = {w.v[in.src[1 + k].reg][l], BYTES == 8 ? w.v[in.src[1 + k].reg + 1][l] : 0};
       uint64_t at = uint64_t(addr[l]) + uint64_t(in.imm[k] & 0xff) * unit;
-      if (uint8_t* p = lds_ptr(w, at, BYTES, true)) std::memcpy(p, v, BYTES);
+      if (uint8_t* p = lds_store_ptr(w, at, BYTES)) std::memcpy(p, v, BYTES);
     }
   });
   lds_pending(w, in, 0);
@@ -390,7 +410,7 @@ void ds_atomic(Wave& w, const Inst& in, F f) {
   const uint32_t* addr = w.v[in.src[0].reg].data();
   const uint32_t* data = w.v[in.src[1].reg].data();
   for_lanes(w.exec(), [&](int l) {
-    if (uint8_t* p = lds_ptr(w, uint64_t(addr[l]) + uint64_t(in.imm[0]), 4, true)) {
+    if (uint8_t* p = lds_store_ptr(w, uint64_t(addr[l]) + uint64_t(in.imm[0]), 4)) {
       uint32_t old;
       std::memcpy(&old, p, 4);
       uint32_t nv = f(old, data[l]);

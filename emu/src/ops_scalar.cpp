@@ -248,7 +248,10 @@ void register_scalar_ops() {
   OP("S_CBRANCH_VCCNZ", branch, { if (w.vcc()) jump(w, in); });
   OP("S_CBRANCH_EXECZ", branch, { if (!w.exec()) jump(w, in); });
   OP("S_CBRANCH_EXECNZ", branch, { if (w.exec()) jump(w, in); });
-  OP("S_ENDPGM", endpgm, { w.done = true; });
+  OP("S_ENDPGM", endpgm, {
+    w.done = true;
+    lds_dma_end_wave(w); // LDS-DMA still in flight lands anyway (lds_dma.h)
+  });
   OP("S_BARRIER", barrier, { w.at_barrier = true; });
   OP("S_NOP", nop, {});
   OP("S_SETPRIO", salu, {});

@@ -7,6 +7,7 @@
 
 #include "checks.h"
 #include "context.h"
+#include "lds_dma.h"
 
 namespace isatune::emu {
 
@@ -44,6 +45,7 @@ void retire(Wave& w, const PendingOp& op) {
   w.cycle = std::max(w.cycle, op.ready_cycle);
   for (uint16_t r = op.dst.first; r < op.dst.first + op.dst.count; ++r)
     if (w.pending[r] == op.id) w.pending[r] = 0;
+  if (op.lds_dma) lds_dma_retire(w, op.id);
 }
 
 bool in_queue(const std::deque<PendingOp>& q, uint64_t id) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "inst.h"
+#include "lds_dma.h"
 
 namespace isatune::emu {
 
@@ -21,6 +22,7 @@ struct PendingOp {
   RegRange dst;           // registers the result lands in (count 0: a store)
   uint64_t ready_cycle = 0;
   uint32_t addr = 0;      // instruction address, for messages
+  bool lds_dma = false;   // an LDS-DMA load: its LDS write lands when it retires (lds_dma.h)
 };
 
 // One issued instruction, remembered for wait-state checks.
@@ -36,6 +38,7 @@ struct Workgroup {
   CuState* cu = nullptr;          // timing model: the CU's shared units (timing.h)
   std::vector<uint8_t> lds;
   uint32_t lds_size = 0;
+  LdsDmaShadow dma;               // LDS-DMA writes in flight and the orderings they need (lds_dma.h)
 };
 
 struct Wave {
@@ -64,6 +67,7 @@ struct Wave {
 
   // Scoreboard.
   std::deque<PendingOp> vm_queue, lgkm_queue;
+  std::deque<LdsDmaOp> dma_ops;   // LDS-DMA loads in flight, in issue order
   std::array<uint64_t, kNumRegs> pending{};  // id of the op the register waits for (0: none)
   uint64_t next_op_id = 1;
   // Wait states.

@@ -14,6 +14,13 @@
 
 namespace isatune::emu {
 
+// The order in which a workgroup's waves take turns on the host thread. timed: by the timing model's clocks (each
+// wave until it is ahead of the slowest by a few issue cycles), the default. index / reverse: each wave runs to
+// its next barrier (or its end) in wave-index order, or the reverse: a schedule check, since a kernel whose LDS
+// use is ordered by waits and barriers computes the same in every order (docs/emulator.md "LDS-DMA"); the
+// emulated times are then not meaningful.
+enum class WaveOrder : uint8_t { timed, index, reverse };
+
 struct EmuOptions {
   std::string target = "gfx942"; // the emulated chip: gfx90a, gfx942 or gfx950 (target id accepted)
   bool strict = false;           // stop the launch (HazardError) at the first report
@@ -21,6 +28,7 @@ struct EmuOptions {
   uint64_t max_instructions_per_wave = 200'000'000; // a wave running longer stops the launch (endless loop)
   uint64_t memory_bytes = 64ull << 30;              // what properties() reports and alloc() allows in total
   int index = 0;                 // DeviceProperties::index (the backend's numbering, backend.h)
+  WaveOrder wave_order = WaveOrder::timed; // see WaveOrder
 };
 
 // Statistics of the last launch.
