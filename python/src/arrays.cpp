@@ -32,7 +32,8 @@ py::dict properties_dict(const loader::DeviceProperties& p) {
 
 // A JSON string as it is, or a dict (any JSON-serialisable object) through Python's json.dumps.
 std::string json_text(const py::object& o, const char* what) {
-  if (py::isinstance<py::str>(o)) return o.cast<std::string>();
+  if (py::isinstance<py::str>(o))
+    return o.cast<std::string>();
   try {
     return py::module_::import("json").attr("dumps")(o).cast<std::string>();
   } catch (const py::error_already_set& e) {
@@ -40,7 +41,9 @@ std::string json_text(const py::object& o, const char* what) {
   }
 }
 
-static bool device_memory_is_gpu(const loader::DeviceProperties& p) { return p.backend == "cuda" || p.backend == "hip"; }
+static bool device_memory_is_gpu(const loader::DeviceProperties& p) {
+  return p.backend == "cuda" || p.backend == "hip";
+}
 
 // A tensor or array that lives on a GPU: its device pointer, or nullopt for host objects.
 std::optional<DevicePtr> gpu_pointer(const py::handle& o, const std::string& where,
@@ -55,7 +58,8 @@ std::optional<DevicePtr> gpu_pointer(const py::handle& o, const std::string& whe
     kind = "a CUDA array";
   } else if (py::hasattr(o, "data_ptr") && py::hasattr(o, "device") && py::hasattr(o, "is_contiguous")) {
     const std::string type = o.attr("device").attr("type").cast<std::string>();
-    if (type == "cpu") return std::nullopt;
+    if (type == "cpu")
+      return std::nullopt;
     if (!o.attr("is_contiguous")().cast<bool>())
       throw InputError(where + ": the tensor is not contiguous (give .contiguous())");
     ptr = o.attr("data_ptr")().cast<uint64_t>();
@@ -70,7 +74,8 @@ std::optional<DevicePtr> gpu_pointer(const py::handle& o, const std::string& whe
 bool is_host_array(const py::handle& o) {
   if (py::isinstance<py::buffer>(o)) {
     // NumPy scalars and 0-d arrays support the buffer protocol too; they are values, not buffers.
-    if (py::hasattr(o, "ndim") && o.attr("ndim").cast<int>() == 0) return false;
+    if (py::hasattr(o, "ndim") && o.attr("ndim").cast<int>() == 0)
+      return false;
     return true;
   }
   return py::hasattr(o, "data_ptr") && py::hasattr(o, "device") && py::hasattr(o, "numpy");
@@ -78,7 +83,8 @@ bool is_host_array(const py::handle& o) {
 
 // A CPU tensor as a NumPy view of the same memory (no copy); other objects as they are.
 py::object host_view(const py::handle& o) {
-  if (py::isinstance<py::buffer>(o)) return py::reinterpret_borrow<py::object>(o);
+  if (py::isinstance<py::buffer>(o))
+    return py::reinterpret_borrow<py::object>(o);
   py::object t = o.attr("detach")();
   try {
     return t.attr("numpy")();
@@ -92,7 +98,8 @@ py::object host_view(const py::handle& o) {
 bool c_contiguous(const py::buffer_info& info) {
   py::ssize_t stride = info.itemsize;
   for (size_t d = info.ndim; d-- > 0;) {
-    if (info.shape[d] != 1 && info.strides[d] != stride) return false;
+    if (info.shape[d] != 1 && info.strides[d] != stride)
+      return false;
     stride *= info.shape[d];
   }
   return true;
@@ -104,15 +111,18 @@ DevicePtr Staging::stage(py::object view, const py::buffer_info& info, bool copy
   b.bytes = bytes;
   b.ptr = device.alloc(std::max<size_t>(bytes, 1));
   buffers.push_back(b);
-  if (bytes) device.copy_to_device(b.ptr, info.ptr, bytes);
-  if (copy_back && !info.readonly) buffers.back().host = info.ptr;
+  if (bytes)
+    device.copy_to_device(b.ptr, info.ptr, bytes);
+  if (copy_back && !info.readonly)
+    buffers.back().host = info.ptr;
   keep.push_back(std::move(view));
   return b.ptr;
 }
 
 void Staging::copy_back() {
   for (const auto& b : buffers)
-    if (b.host && b.bytes) device.copy_to_host(b.host, b.ptr, b.bytes);
+    if (b.host && b.bytes)
+      device.copy_to_host(b.host, b.ptr, b.bytes);
 }
 
 } // namespace isatune::python

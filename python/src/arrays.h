@@ -1,7 +1,7 @@
 #pragma once
-// What the loader's and the JIT's launches share: host arrays and device tensors as kernel buffers (a host array
-// is copied into a device buffer for the launch and back afterwards; a tensor already on a GPU is passed by its
-// pointer), JSON text from a dict, and a device's properties as a dict.
+// What the loader's and the JIT's launches share: host arrays and device tensors as kernel buffers (a host
+// array is copied into a device buffer for the launch and back afterwards; a tensor already on a GPU is
+// passed by its pointer), JSON text from a dict, and a device's properties as a dict.
 #include <pybind11/pybind11.h>
 
 #include <optional>
@@ -42,10 +42,11 @@ struct Staging {
   Staging(const Staging&) = delete;
   ~Staging() {
     for (const auto& b : buffers)
-      if (b.ptr) device.free(b.ptr);
+      if (b.ptr)
+        device.free(b.ptr);
   }
-  // Copies a host view's bytes into a new device buffer (kept in `keep`); `copy_back`: after the launch, unless
-  // the array is read-only. Returns the device address.
+  // Copies a host view's bytes into a new device buffer (kept in `keep`); `copy_back`: after the launch,
+  // unless the array is read-only. Returns the device address.
   loader::DevicePtr stage(pybind11::object view, const pybind11::buffer_info& info, bool copy_back);
   // Copies the buffers marked for it back to their host arrays (call without the GIL).
   void copy_back();

@@ -1,8 +1,8 @@
-// The JIT for Python (docs/python.md, docs/jit.md): `isatune.jit.Jit(db, device)` answers select() with a kernel
-// for the exact problem, per call either the exact tuned entry only (mode="exact_only") or, when nothing is tuned
-// for that very problem, one generated and assembled in process from the nearest tuned configuration or the
-// static model's choice (mode="exact_or_jit", the default). Its kernels launch with the generator's buffers
-// (NumPy arrays, CPU tensors; GPU tensors by pointer on a GPU) and its scalars by name.
+// The JIT for Python (docs/python.md, docs/jit.md): `isatune.jit.Jit(db, device)` answers select() with a
+// kernel for the exact problem, per call either the exact tuned entry only (mode="exact_only") or, when
+// nothing is tuned for that very problem, one generated and assembled in process from the nearest tuned
+// configuration or the static model's choice (mode="exact_or_jit", the default). Its kernels launch with the
+// generator's buffers (NumPy arrays, CPU tensors; GPU tensors by pointer on a GPU) and its scalars by name.
 #ifdef ISATUNE_PYTHON_HAVE_JIT
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -29,22 +29,28 @@ struct JitOwner {
 };
 
 jit::Mode mode_of(const std::string& mode) {
-  if (mode == "exact_or_jit") return jit::Mode::exact_or_jit;
-  if (mode == "exact_only") return jit::Mode::exact_only;
+  if (mode == "exact_or_jit")
+    return jit::Mode::exact_or_jit;
+  if (mode == "exact_only")
+    return jit::Mode::exact_only;
   throw InputError("jit: mode must be \"exact_or_jit\" or \"exact_only\", got \"" + mode + "\"");
 }
 
 const char* role_name(gen::BufferRole r) {
   switch (r) {
-  case gen::BufferRole::input: return "input";
-  case gen::BufferRole::output: return "output";
-  case gen::BufferRole::workspace: return "workspace";
+  case gen::BufferRole::input:
+    return "input";
+  case gen::BufferRole::output:
+    return "output";
+  case gen::BufferRole::workspace:
+    return "workspace";
   }
   return "?";
 }
 
 py::object json_value(const std::string& text) {
-  if (text.empty()) return py::none();
+  if (text.empty())
+    return py::none();
   return py::module_::import("json").attr("loads")(text);
 }
 
@@ -116,7 +122,8 @@ public:
     const std::string what = "jit kernel " + k.generator->name() + " " + k.problem_json;
     if (args.size() != specs.size()) {
       std::string names;
-      for (const auto& s : specs) names += (names.empty() ? "" : ", ") + s.name;
+      for (const auto& s : specs)
+        names += (names.empty() ? "" : ", ") + s.name;
       throw InputError(what + " takes " + std::to_string(specs.size()) + " buffers (" + names + "), got " +
                        std::to_string(args.size()));
     }
@@ -126,9 +133,10 @@ public:
       const std::string name = py::str(key);
       if (!known.count(name)) {
         std::string names;
-        for (const auto& [n, r] : known) names += (names.empty() ? "" : ", ") + n;
-        throw InputError(what + ": no scalar '" + name + "' (" + (names.empty() ? "it takes none" : "it takes " + names) +
-                         ")");
+        for (const auto& [n, r] : known)
+          names += (names.empty() ? "" : ", ") + n;
+        throw InputError(what + ": no scalar '" + name + "' (" +
+                         (names.empty() ? "it takes none" : "it takes " + names) + ")");
       }
       try {
         scalars[name] = value.cast<double>();
@@ -153,7 +161,8 @@ public:
                          std::string(py::str(a.get_type().attr("__name__"))));
       py::object view = host_view(a);
       py::buffer_info info = py::cast<py::buffer>(view).request();
-      if (!c_contiguous(info)) throw InputError(where + ": the array is not C-contiguous (numpy.ascontiguousarray)");
+      if (!c_contiguous(info))
+        throw InputError(where + ": the array is not C-contiguous (numpy.ascontiguousarray)");
       if (size_t(info.itemsize) != gen::size_of(spec.dtype))
         throw InputError(where + ": " + std::to_string(info.itemsize) + "-byte elements for a " +
                          std::string(gen::to_string(spec.dtype)) + " buffer of " +
@@ -185,28 +194,36 @@ std::shared_ptr<JitOwner> make_owner(std::shared_ptr<loader::Loader> loader, boo
 }
 
 void bind_jit(py::module_& m) {
-  auto j = m.def_submodule("jit", "The JIT: a kernel built for the exact problem when nothing is tuned for it "
-                                  "(docs/jit.md)");
-  py::class_<PyJitKernel>(j, "Kernel",
-                          "A JIT kernel for one exact problem: describe(), buffers, scalars, launch(*buffers, "
-                          "**scalars).")
-      .def_property_readonly("source", [](const PyJitKernel& k) { return std::string(jit::to_string(k.k().source)); },
-                             "exact (tuned for this problem), nearest (the nearest tuned configuration, built "
-                             "here) or model (the static model's choice)")
-      .def_property_readonly("built", [](const PyJitKernel& k) { return k.k().built; },
-                             "generated and assembled by this process")
-      .def_property_readonly("from_database", [](const PyJitKernel& k) { return k.k().from_database; },
-                             "a JIT build of an earlier process, read back from the database")
+  auto j =
+      m.def_submodule("jit", "The JIT: a kernel built for the exact problem when nothing is tuned for it "
+                             "(docs/jit.md)");
+  py::class_<PyJitKernel>(
+      j, "Kernel",
+      "A JIT kernel for one exact problem: describe(), buffers, scalars, launch(*buffers, "
+      "**scalars).")
+      .def_property_readonly(
+          "source", [](const PyJitKernel& k) { return std::string(jit::to_string(k.k().source)); },
+          "exact (tuned for this problem), nearest (the nearest tuned configuration, built "
+          "here) or model (the static model's choice)")
+      .def_property_readonly(
+          "built", [](const PyJitKernel& k) { return k.k().built; },
+          "generated and assembled by this process")
+      .def_property_readonly(
+          "from_database", [](const PyJitKernel& k) { return k.k().from_database; },
+          "a JIT build of an earlier process, read back from the database")
       .def_property_readonly("variant_id", [](const PyJitKernel& k) { return k.k().variant_id; })
-      .def_property_readonly("code_object", [](const PyJitKernel& k) { return k.k().code ? k.k().code->sha256 : ""; })
-      .def_property_readonly("parameters", [](const PyJitKernel& k) { return json_value(k.k().parameters_json); })
+      .def_property_readonly("code_object",
+                             [](const PyJitKernel& k) { return k.k().code ? k.k().code->sha256 : ""; })
+      .def_property_readonly("parameters",
+                             [](const PyJitKernel& k) { return json_value(k.k().parameters_json); })
       .def_property_readonly("buffers", &PyJitKernel::buffers,
                              "the generator's buffers of the problem, in launch order (name, dtype, role, "
                              "elements, bytes, rows, cols, row_stride, init)")
       .def_property_readonly("scalars", &PyJitKernel::scalars, "the generator's scalars and their ranges")
       .def("describe", &PyJitKernel::describe, "everything about the kernel and its build (a dict)")
       .def("launch", &PyJitKernel::launch,
-           "Launches with the buffers in the generator's order (host arrays copied in, outputs copied back) and "
+           "Launches with the buffers in the generator's order (host arrays copied in, outputs copied back) "
+           "and "
            "scalars by name, and waits for it.")
       .def("__repr__", [](const PyJitKernel& k) {
         return "<isatune.jit.Kernel " + k.k().generator->name() + " " + k.k().problem_json + " " +
@@ -222,14 +239,16 @@ void bind_jit(py::module_& m) {
                loader = db.cast<std::shared_ptr<loader::Loader>>();
              } else {
                std::shared_ptr<loader::Device> d = py::isinstance<py::str>(device)
-                                                        ? loader::open_device(device.cast<std::string>())
-                                                        : device.cast<std::shared_ptr<loader::Device>>();
-               loader = std::make_shared<loader::Loader>(loader::TuningDb::open(db.cast<std::string>()), std::move(d));
+                                                       ? loader::open_device(device.cast<std::string>())
+                                                       : device.cast<std::shared_ptr<loader::Device>>();
+               loader = std::make_shared<loader::Loader>(loader::TuningDb::open(db.cast<std::string>()),
+                                                         std::move(d));
              }
              return make_owner(std::move(loader), record, ptxas);
            }),
            py::arg("db"), py::arg("device") = "emu", py::arg("record") = true, py::arg("ptxas") = true,
-           "db: a database path (or an isatune.Loader, whose database and device are used); record=False keeps "
+           "db: a database path (or an isatune.Loader, whose database and device are used); record=False "
+           "keeps "
            "builds in memory only.")
       .def(
           "select",
@@ -245,8 +264,10 @@ void bind_jit(py::module_& m) {
             return PyJitKernel(self, std::move(k));
           },
           py::arg("generator"), py::arg("signature"), py::arg("problem"), py::arg("mode") = "exact_or_jit",
-          "A kernel for exactly this problem: the exact tuned entry, else (mode=\"exact_or_jit\") one built from "
-          "the nearest tuned configuration or the static model; mode=\"exact_only\" raises NotFoundError instead.")
+          "A kernel for exactly this problem: the exact tuned entry, else (mode=\"exact_or_jit\") one built "
+          "from "
+          "the nearest tuned configuration or the static model; mode=\"exact_only\" raises NotFoundError "
+          "instead.")
       .def_property_readonly("stats",
                              [](const JitOwner& o) {
                                const auto s = o.jit->stats();
@@ -258,7 +279,8 @@ void bind_jit(py::module_& m) {
                                d["cached"] = s.cached;
                                return d;
                              })
-      .def_property_readonly("device", [](const JitOwner& o) { return properties_dict(o.loader->device().properties()); })
+      .def_property_readonly(
+          "device", [](const JitOwner& o) { return properties_dict(o.loader->device().properties()); })
       .def_property_readonly("db", [](const JitOwner& o) { return o.loader->db().path(); });
 }
 
