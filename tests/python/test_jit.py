@@ -135,7 +135,7 @@ class JitPackage(unittest.TestCase):
     def test_threads_asking_at_once_build_once(self):
         problem = {"M": 100, "N": 36, "K": 72}
         builds = self.jit.stats["builds"]
-        start = threading.Barrier(8)
+        start = threading.Barrier(16)
         got, errors = [], []
 
         def ask():
@@ -145,13 +145,13 @@ class JitPackage(unittest.TestCase):
             except Exception as e:  # pragma: no cover - reported below
                 errors.append(e)
 
-        threads = [threading.Thread(target=ask) for _ in range(8)]
+        threads = [threading.Thread(target=ask) for _ in range(16)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         self.assertEqual(errors, [])
-        self.assertEqual(len(got), 8)
+        self.assertEqual(len(got), 16)
         self.assertEqual(self.jit.stats["builds"], builds + 1)
         self.assertEqual({k.code_object for k in got}, {got[0].code_object})
         self.assert_gemm_correct(got[3], 100, 36, 72)
