@@ -25,6 +25,7 @@
 #include "isatune/error.h"
 #include "isatune/loader/backend.h"
 #include "isatune/loader/loader.h"
+#include "arrays.h"
 #include "module.h"
 
 namespace py = pybind11;
@@ -34,25 +35,6 @@ namespace {
 
 using loader::ArgValue;
 using loader::DevicePtr;
-
-py::dict properties_dict(const loader::DeviceProperties& p) {
-  py::dict d;
-  d["backend"] = p.backend;
-  d["index"] = p.index;
-  d["name"] = p.name;
-  d["vendor"] = p.vendor == Vendor::nvidia ? "nvidia" : "amd";
-  d["isa"] = p.isa;
-  d["target_id"] = p.target_id;
-  d["compute_units"] = p.compute_units;
-  d["memory_bytes"] = p.memory_bytes;
-  d["shared_bytes_per_workgroup"] = p.shared_bytes_per_workgroup;
-  d["wave_size"] = p.wave_size;
-  d["max_workgroup_size"] = p.max_workgroup_size;
-  d["driver_version"] = p.driver_version;
-  d["emulated"] = p.emulated;
-  d["kind"] = p.emulated ? "emulated" : "real";
-  return d;
-}
 
 py::dict selection_dict(const loader::Selection& s) {
   py::dict d;
@@ -77,16 +59,6 @@ py::dict selection_dict(const loader::Selection& s) {
   return d;
 }
 
-// A JSON string as it is, or a dict (any JSON-serialisable object) through Python's json.dumps.
-std::string json_text(const py::object& o, const char* what) {
-  if (py::isinstance<py::str>(o)) return o.cast<std::string>();
-  try {
-    return py::module_::import("json").attr("dumps")(o).cast<std::string>();
-  } catch (const py::error_already_set& e) {
-    throw InputError(std::string(what) + ": expected a dict or a JSON string (" + e.what() + ")");
-  }
-}
-
 loader::Dim3 dim3_of(const py::object& o, const char* what) {
   loader::Dim3 d;
   if (py::isinstance<py::int_>(o)) {
@@ -104,52 +76,8 @@ loader::Dim3 dim3_of(const py::object& o, const char* what) {
   return d;
 }
 
-// Device buffers of one launch, freed however the launch ends.
-struct Staging {
-  struct Buffer {
-    DevicePtr ptr = 0;
-    size_t bytes = 0;
-    void* host = nullptr;  // copied back here after the launch when not null
-  };
-  loader::Device& device;
-  std::vector<Buffer> buffers;
-  explicit Staging(loader::Device& d) : device(d) {}
-  Staging(const Staging&) = delete;
-  ~Staging() {
-    for (const auto& b : buffers)
-      if (b.ptr) device.free(b.ptr);
-  }
-};
-
 std::string arg_where(const KernelInfo& k, size_t index, const KernelArg& spec) {
   return "kernel " + k.name + " argument " + std::to_string(index) + (spec.name.empty() ? "" : " (" + spec.name + ")");
-}
-
-bool device_memory_is_gpu(const loader::DeviceProperties& p) { return p.backend == "cuda" || p.backend == "hip"; }
-
-// A tensor or array that lives on a GPU: its device pointer, or nullopt for host objects.
-std::optional<DevicePtr> gpu_pointer(const py::handle& o, const std::string& where,
-                                     const loader::DeviceProperties& props) {
-  std::optional<DevicePtr> ptr;
-  std::string kind;
-  if (py::hasattr(o, "__cuda_array_interface__")) {
-    py::dict cai = o.attr("__cuda_array_interface__");
-    if (!cai["strides"].is_none())
-      throw InputError(where + ": the device array is not contiguous (give .contiguous())");
-    ptr = py::cast<py::tuple>(cai["data"])[0].cast<uint64_t>();
-    kind = "a CUDA array";
-  } else if (py::hasattr(o, "data_ptr") && py::hasattr(o, "device") && py::hasattr(o, "is_contiguous")) {
-    const std::string type = o.attr("device").attr("type").cast<std::string>();
-    if (type == "cpu") return std::nullopt;
-    if (!o.attr("is_contiguous")().cast<bool>())
-      throw InputError(where + ": the tensor is not contiguous (give .contiguous())");
-    ptr = o.attr("data_ptr")().cast<uint64_t>();
-    kind = "a " + type + " tensor";
-  }
-  if (ptr && !device_memory_is_gpu(props))
-    throw InputError(where + ": " + kind + " cannot be used on " + props.name + " (" + props.backend +
-                     "): its memory is not this device's; give a host array or a CPU tensor");
-  return ptr;
 }
 
 // Bytes of a Python or NumPy scalar for a by-value argument of `size` bytes.
@@ -209,28 +137,6 @@ std::vector<uint8_t> scalar_bytes(const py::handle& o, const KernelArg& spec, co
   return out;
 }
 
-bool is_host_array(const py::handle& o) {
-  if (py::isinstance<py::buffer>(o)) {
-    // NumPy scalars and 0-d arrays support the buffer protocol too; they are values, not buffers.
-    if (py::hasattr(o, "ndim") && o.attr("ndim").cast<int>() == 0) return false;
-    return true;
-  }
-  return py::hasattr(o, "data_ptr") && py::hasattr(o, "device") && py::hasattr(o, "numpy");
-}
-
-// A CPU tensor as a NumPy view of the same memory (no copy); other objects as they are.
-py::object host_view(const py::handle& o) {
-  if (py::isinstance<py::buffer>(o)) return py::reinterpret_borrow<py::object>(o);
-  py::object t = o.attr("detach")();
-  try {
-    return t.attr("numpy")();
-  } catch (const py::error_already_set&) {
-    // Types NumPy lacks (bfloat16): the same bytes as 16-bit integers.
-    py::object torch = py::module_::import("torch");
-    return t.attr("view")(torch.attr("int16")).attr("numpy")();
-  }
-}
-
 class PyKernel {
 public:
   PyKernel(std::shared_ptr<loader::Loader> owner, std::shared_ptr<loader::Kernel> kernel)
@@ -284,7 +190,6 @@ public:
     const loader::LaunchConfig config = launch_config(grid, block, shared_bytes);
 
     Staging staging(device);
-    std::vector<py::object> keep; // host views stay alive (and their memory in place) until copied back
     std::vector<ArgValue> values;
     for (size_t i = 0; i < specs.size(); ++i) {
       const KernelArg& spec = *specs[i];
@@ -296,15 +201,7 @@ public:
         py::object view = host_view(a);
         py::buffer_info info = py::cast<py::buffer>(view).request();
         if (!c_contiguous(info)) throw InputError(where + ": the array is not C-contiguous (numpy.ascontiguousarray)");
-        const size_t bytes = size_t(info.size) * size_t(info.itemsize);
-        Staging::Buffer b;
-        b.bytes = bytes;
-        b.ptr = device.alloc(std::max<size_t>(bytes, 1));
-        staging.buffers.push_back(b);
-        if (bytes) device.copy_to_device(b.ptr, info.ptr, bytes);
-        if (!info.readonly && spec.access != "read_only") staging.buffers.back().host = info.ptr;
-        keep.push_back(std::move(view));
-        values.push_back(ArgValue::pointer(b.ptr));
+        values.push_back(ArgValue::pointer(staging.stage(std::move(view), info, spec.access != "read_only")));
       } else {
         if (spec.value_kind == "global_buffer")
           throw InputError(where + ": a buffer argument takes a NumPy array or a tensor, not " +
@@ -316,8 +213,7 @@ public:
       py::gil_scoped_release unlocked;
       kernel_->launch(values, config);
       device.synchronize();
-      for (const auto& b : staging.buffers)
-        if (b.host && b.bytes) device.copy_to_host(b.host, b.ptr, b.bytes);
+      staging.copy_back();
     }
   }
 
@@ -327,15 +223,6 @@ private:
     for (const auto& a : kernel_->info().args)
       if (a.value_kind.rfind("hidden_", 0) != 0) out.push_back(&a);
     return out;
-  }
-
-  static bool c_contiguous(const py::buffer_info& info) {
-    py::ssize_t stride = info.itemsize;
-    for (size_t d = info.ndim; d-- > 0;) {
-      if (info.shape[d] != 1 && info.strides[d] != stride) return false;
-      stride *= info.shape[d];
-    }
-    return true;
   }
 
   // grid/block/shared_bytes given win over the variant's launch template.

@@ -22,6 +22,16 @@ const TileFit& fit_of(const std::vector<TileFit>& fits, int tm, int tn) {
     if (f.tile_m == tm && f.tile_n == tn) return f;
   throw std::runtime_error("no fit for tile " + std::to_string(tm) + "x" + std::to_string(tn));
 }
+const AttentionFit& attention_fit_of(const std::vector<AttentionFit>& fits, int bm, int bn) {
+  for (const auto& f : fits)
+    if (f.block_m == bm && f.block_n == bn) return f;
+  throw std::runtime_error("no attention fit for " + std::to_string(bm) + "x" + std::to_string(bn));
+}
+// The roofline of docs/advisor.md with an efficiency: compute / max(compute / eff, memory).
+double roofline(double flops, double bytes, double eff, const TargetPeaks& t) {
+  const double compute = flops / (t.matrix_tflops * 1e12), memory = bytes / (t.hbm_tbps * 1e12);
+  return compute / std::max(compute / eff, memory);
+}
 bool has_tile(const std::vector<std::pair<int, int>>& tiles, int tm, int tn) {
   return std::find(tiles.begin(), tiles.end(), std::pair{tm, tn}) != tiles.end();
 }
@@ -97,6 +107,152 @@ TEST(Advisor, Gfx950AndSm80FitsByHand) {
   EXPECT_THROW(target_peaks("gfx1100"), InputError);
 }
 
+// Causal prefill attention (Sq = Sk = T, B = 1) with query x key blocks, by hand: a block of queries i*bm ..
+// (i+1)*bm - 1 runs ceil(min((i+1) bm, T) / bn) key blocks; waste = 1 - T (T + 1) / 2 / computed pairs.
+TEST(Advisor, AttentionBlocksByHandCdna) {
+  const TargetPeaks g942 = target_peaks("gfx942"); // 304 CUs, 2048 FLOPs per clock per CU
+  // Llama-3-8B's attention at 4096 tokens: 32 heads (8 kv) of 128
+  const AttentionAdvice a = fit_attention(1, 4096, 32, 8, 128, true, g942, {{128, 64}, {16, 64}, {256, 32}});
+  const double flops = 2.0 * 32 * 4096 * 2048 * 2 * 128; // 2 B Hq Sq avg_Sk (2 d), avg_Sk = 4096 / 2
+  const double bytes = 2.0 * 4096 * 128 * (2 * 32 + 2 * 8);
+  EXPECT_DOUBLE_EQ(a.flops, flops);
+  EXPECT_DOUBLE_EQ(a.bytes, bytes);
+  EXPECT_DOUBLE_EQ(a.visible_pairs, 4096.0 * 4097 / 2);
+  ASSERT_EQ(a.fits.size(), 3u);
+  // 128 x 64: 32 query blocks x 32 heads = 1024 workgroups in 4 waves of 304; key blocks 2 (i + 1), sum 1056
+  const AttentionFit& b128 = attention_fit_of(a.fits, 128, 64);
+  EXPECT_EQ(b128.workgroups, 1024u);
+  EXPECT_EQ(b128.waves, 4u);
+  EXPECT_DOUBLE_EQ(b128.wave_efficiency, 1024.0 / 1216);
+  EXPECT_DOUBLE_EQ(b128.computed_pairs, 128.0 * 64 * 1056);
+  EXPECT_DOUBLE_EQ(b128.padding_waste, 1 - 8390656.0 / 8650752);
+  EXPECT_DOUBLE_EQ(b128.feed_efficiency, 1); // 128 x 64 / 2048 = 4, capped
+  EXPECT_NEAR(b128.fraction_of_peak, roofline(flops, bytes, 8390656.0 / 8650752 * 1024 / 1216, g942), 1e-12);
+  // 16 x 64: 8192 workgroups, 27 waves (8208 slots); key blocks ceil(j / 4) for j = 1..256, sum 4 x 2080;
+  // fed at 16 x 64 / 2048 = 0.5
+  const AttentionFit& b16 = attention_fit_of(a.fits, 16, 64);
+  EXPECT_EQ(b16.workgroups, 8192u);
+  EXPECT_EQ(b16.waves, 27u);
+  EXPECT_DOUBLE_EQ(b16.computed_pairs, 16.0 * 64 * 8320);
+  EXPECT_DOUBLE_EQ(b16.feed_efficiency, 0.5);
+  EXPECT_NEAR(b16.fraction_of_peak, roofline(flops, bytes, 8390656.0 / 8519680 * 8192 / 8208 * 0.5, g942), 1e-12);
+  // 256 x 32: 512 workgroups in 2 waves; key blocks 8 (i + 1), sum 1088
+  const AttentionFit& b256 = attention_fit_of(a.fits, 256, 32);
+  EXPECT_EQ(b256.waves, 2u);
+  EXPECT_DOUBLE_EQ(b256.computed_pairs, 256.0 * 32 * 1088);
+  EXPECT_NEAR(b256.fraction_of_peak, roofline(flops, bytes, 8390656.0 / 8912896 * 512 / 608, g942), 1e-12);
+  EXPECT_EQ(a.best().block_m, 128); // 0.817 against 0.793 (256 x 32) and 0.492 (16 x 64)
+
+  // gfx950 (256 CUs, 4096 FLOPs per clock): a ragged 1000 tokens, 8 heads of 64
+  const TargetPeaks g950 = target_peaks("gfx950");
+  const AttentionAdvice r = fit_attention(1, 1000, 8, 8, 64, true, g950, {{64, 32}, {32, 64}});
+  const double rflops = 2.0 * 8 * 1000 * 500 * 2 * 64, rbytes = 2.0 * 1000 * 64 * 32;
+  // 64 x 32: 16 query blocks, 128 workgroups in one wave (0.5); key blocks 2 (i + 1) for i < 15, then
+  // ceil(1000 / 32) = 32: 272
+  const AttentionFit& r64 = attention_fit_of(r.fits, 64, 32);
+  EXPECT_EQ(r64.workgroups, 128u);
+  EXPECT_EQ(r64.waves, 1u);
+  EXPECT_DOUBLE_EQ(r64.wave_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(r64.computed_pairs, 64.0 * 32 * 272);
+  EXPECT_DOUBLE_EQ(r64.padding_waste, 1 - 500500.0 / 557056);
+  EXPECT_DOUBLE_EQ(r64.feed_efficiency, 1); // 64 x 64 / 4096
+  EXPECT_NEAR(r64.fraction_of_peak, roofline(rflops, rbytes, 500500.0 / 557056 * 0.5, g950), 1e-12);
+  // 32 x 64: 32 query blocks fill the 256 CUs once; key blocks ceil(j / 2), j = 1..31 (256), then
+  // ceil(1000 / 64) = 16: 272; fed at 32 x 64 / 4096 = 0.5
+  const AttentionFit& r32 = attention_fit_of(r.fits, 32, 64);
+  EXPECT_EQ(r32.workgroups, 256u);
+  EXPECT_DOUBLE_EQ(r32.wave_efficiency, 1);
+  EXPECT_DOUBLE_EQ(r32.computed_pairs, 32.0 * 64 * 272);
+  EXPECT_DOUBLE_EQ(r32.feed_efficiency, 0.5);
+  EXPECT_NEAR(r32.fraction_of_peak, roofline(rflops, rbytes, 500500.0 / 557056 * 0.5, g950), 1e-12);
+
+  // The generator's block shapes: waves (1, 2, 4, 8) x the MFMA's M (32, 16), block_n 32 or 64
+  for (const char* isa : {"gfx942", "gfx950"}) {
+    std::string used;
+    const auto shapes = attention_tile_shapes(isa, 128, &used);
+    EXPECT_EQ(used, isa);
+    ASSERT_FALSE(shapes.empty()) << isa;
+    for (const auto& [bm, bn] : shapes) {
+      EXPECT_TRUE(bm == 16 || bm == 32 || bm == 64 || bm == 128 || bm == 256) << isa << " " << bm;
+      EXPECT_TRUE(bn == 32 || bn == 64) << isa << " " << bn;
+    }
+    EXPECT_TRUE(has_tile(shapes, 128, 64)) << isa; // 4 waves of 32x32 MFMAs
+  }
+  EXPECT_TRUE(attention_tile_shapes("gfx90a", 128).empty()); // no attention kernel for gfx90a
+  EXPECT_TRUE(attention_tile_shapes("gfx942", 96).empty());  // nor for head_dim 96
+  const Advice old = advise(parse_model("Llama-3-8B"), "gfx90a", {});
+  EXPECT_FALSE(old.attention.generator);
+  ASSERT_EQ(old.attention.fits.size(), 1u);
+  EXPECT_EQ(old.attention.best().block_m, 128);
+  EXPECT_EQ(old.attention.best().block_n, 64);
+}
+
+TEST(Advisor, AttentionBlocksByHandPtx) {
+  // sm_90a (H200: 132 SMs, 4096 FLOPs per clock per SM), Llama-3-8B's attention at 4096 tokens
+  const TargetPeaks h = target_peaks("sm_90a");
+  const AttentionAdvice a = fit_attention(1, 4096, 32, 8, 128, true, h, {{128, 16}, {64, 16}});
+  const double flops = 2.0 * 32 * 4096 * 2048 * 2 * 128, bytes = 2.0 * 4096 * 128 * 80;
+  // 128 x 16: 1024 workgroups, 8 waves of 132 (1056 slots); key blocks 8 (i + 1), sum 4224
+  const AttentionFit& b128 = attention_fit_of(a.fits, 128, 16);
+  EXPECT_EQ(b128.workgroups, 1024u);
+  EXPECT_EQ(b128.waves, 8u);
+  EXPECT_DOUBLE_EQ(b128.computed_pairs, 128.0 * 16 * 4224);
+  EXPECT_DOUBLE_EQ(b128.feed_efficiency, 1); // 128 x 64 / 4096 = 2
+  EXPECT_NEAR(b128.fraction_of_peak, roofline(flops, bytes, 8390656.0 / 8650752 * 1024 / 1056, h), 1e-12);
+  // 64 x 16: 2048 workgroups, 16 waves (2112 slots); key blocks 4 (i + 1), sum 8320; fed exactly (64 x 64 / 4096)
+  const AttentionFit& b64 = attention_fit_of(a.fits, 64, 16);
+  EXPECT_EQ(b64.workgroups, 2048u);
+  EXPECT_EQ(b64.waves, 16u);
+  EXPECT_DOUBLE_EQ(b64.computed_pairs, 64.0 * 16 * 8320);
+  EXPECT_DOUBLE_EQ(b64.feed_efficiency, 1);
+  EXPECT_NEAR(b64.fraction_of_peak, roofline(flops, bytes, 8390656.0 / 8519680 * 2048 / 2112, h), 1e-12);
+  EXPECT_EQ(a.best().block_m, 64); // 0.955 against 0.941 (128 x 16)
+
+  // sm_80 (A100: 108 SMs, 2048 FLOPs per clock): 77 tokens, 4 heads (1 kv) of 64
+  const TargetPeaks am = target_peaks("sm_80");
+  const AttentionAdvice r = fit_attention(1, 77, 4, 1, 64, true, am, {{32, 64}, {16, 16}});
+  const double rflops = 2.0 * 4 * 77 * 38.5 * 2 * 64, rbytes = 2.0 * 77 * 64 * (8 + 2);
+  EXPECT_DOUBLE_EQ(r.flops, rflops);
+  EXPECT_DOUBLE_EQ(r.visible_pairs, 3003);
+  // 32 x 64: 3 query blocks x 4 heads = 12 workgroups (12 / 108); key blocks 1, 1, ceil(77 / 64) = 2
+  const AttentionFit& r32 = attention_fit_of(r.fits, 32, 64);
+  EXPECT_EQ(r32.workgroups, 12u);
+  EXPECT_EQ(r32.waves, 1u);
+  EXPECT_DOUBLE_EQ(r32.computed_pairs, 32.0 * 64 * 4);
+  EXPECT_DOUBLE_EQ(r32.padding_waste, 1 - 3003.0 / 8192);
+  EXPECT_DOUBLE_EQ(r32.feed_efficiency, 1);
+  EXPECT_NEAR(r32.fraction_of_peak, roofline(rflops, rbytes, 3003.0 / 8192 * 12 / 108, am), 1e-12);
+  // 16 x 16: 5 query blocks, 20 workgroups; key blocks 1, 2, 3, 4, ceil(77 / 16) = 5; fed at 16 x 64 / 2048
+  const AttentionFit& r16 = attention_fit_of(r.fits, 16, 16);
+  EXPECT_EQ(r16.workgroups, 20u);
+  EXPECT_DOUBLE_EQ(r16.computed_pairs, 16.0 * 16 * 15);
+  EXPECT_DOUBLE_EQ(r16.feed_efficiency, 0.5);
+  EXPECT_NEAR(r16.fraction_of_peak, roofline(rflops, rbytes, 3003.0 / 3840 * 20 / 108 * 0.5, am), 1e-12);
+
+  // The generator's shapes: 16 x warps (1, 2, 4, 8) query rows; block_n x head_dim at most 2048 on sm_90
+  // (the portable mma.sync kernel serves sm_90a) and 4096 on sm_80
+  std::string used;
+  const auto h_shapes = attention_tile_shapes("sm_90a", 128, &used);
+  EXPECT_EQ(used, "sm_90");
+  ASSERT_FALSE(h_shapes.empty());
+  for (const auto& [bm, bn] : h_shapes) {
+    EXPECT_TRUE(bm == 16 || bm == 32 || bm == 64 || bm == 128) << bm;
+    EXPECT_EQ(bn, 16);
+  }
+  const auto a_shapes = attention_tile_shapes("sm_80", 128);
+  EXPECT_TRUE(has_tile(a_shapes, 64, 32));
+  for (const auto& [bm, bn] : a_shapes) EXPECT_LE(bn * 128, 4096);
+  const Advice l = advise(parse_model("Llama-3-8B"), "sm_90a", {});
+  EXPECT_TRUE(l.attention.generator);
+  EXPECT_EQ(l.attention.fits.size(), h_shapes.size());
+  // the layer fraction counts the attention at its best block: recompute it from the parts
+  double f = 0, time = 0;
+  for (const auto& g : l.gemms)
+    if (g.name != "lm_head") f += g.flops, time += g.flops / g.best().fraction_of_peak;
+  f += l.attention.flops, time += l.attention.flops / l.attention.best().fraction_of_peak;
+  EXPECT_NEAR(l.layer_fraction, f / time, 1e-12);
+}
+
 TEST(Advisor, LayerOfAPresetAndNearbyDimensionsThatFitBetter) {
   const ModelDims m = parse_model("llama-3-8b");
   EXPECT_EQ(m.hidden, 4096);
@@ -109,10 +265,16 @@ TEST(Advisor, LayerOfAPresetAndNearbyDimensionsThatFitBetter) {
   EXPECT_EQ(a.gemms[2].n, 28672);  // gate/up
   EXPECT_EQ(a.gemms[3].k, 14336);  // down
   EXPECT_EQ(a.gemms[4].n, 128256); // LM head
-  // attention: 32 heads x ceil(4096 / 128) = 1024 workgroups, 4 waves on 304 CUs, 1024 / 1216 = 0.8421
-  EXPECT_EQ(a.attention.workgroups, 1024u);
-  EXPECT_EQ(a.attention.waves, 4u);
-  EXPECT_NEAR(a.attention.wave_efficiency, 0.842105, 1e-6);
+  // attention: the generator's block shapes for gfx942; with 128 x 64 blocks 32 heads x ceil(4096 / 128) = 1024
+  // workgroups, 4 waves on 304 CUs, 1024 / 1216 = 0.8421; the best block is the best of its fits
+  EXPECT_TRUE(a.attention.generator);
+  EXPECT_EQ(a.attention.space_isa, "gfx942");
+  EXPECT_EQ(a.attention.fits.size(), attention_tile_shapes("gfx942", 128).size());
+  const AttentionFit& a128 = attention_fit_of(a.attention.fits, 128, 64);
+  EXPECT_EQ(a128.workgroups, 1024u);
+  EXPECT_EQ(a128.waves, 4u);
+  EXPECT_NEAR(a128.wave_efficiency, 0.842105, 1e-6);
+  for (const auto& f : a.attention.fits) EXPECT_LE(f.fraction_of_peak, a.attention.best().fraction_of_peak);
   EXPECT_GT(a.layer_fraction, 0);
   EXPECT_LE(a.layer_fraction, 1);
   for (const auto& g : a.gemms)
@@ -173,9 +335,16 @@ TEST(Advisor, CliJsonAndText) {
   EXPECT_EQ(j["target"]["units"], 108);
   EXPECT_EQ(j["gemms"][4]["N"], 32000);
   EXPECT_EQ(j["gemms"][0]["M"], 1000);
+  EXPECT_TRUE(j["attention"]["generator"].get<bool>());
+  EXPECT_EQ(j["attention"]["space_isa"], "sm_80");
+  EXPECT_EQ(j["attention"]["tiles"].size(), attention_tile_shapes("sm_80", 128).size());
+  EXPECT_EQ(j["attention"]["best"]["fraction_of_peak"], j["attention"]["tiles"][0]["fraction_of_peak"]);
+  EXPECT_EQ(j["attention"]["best"]["workgroups"].get<int>(),
+            32 * ((1000 + j["attention"]["best"]["block_m"].get<int>() - 1) / j["attention"]["best"]["block_m"].get<int>()));
   const std::string text = run("--target gfx950 --model Qwen2-7B", code);
   EXPECT_EQ(code, 0);
   EXPECT_NE(text.find("gate_up"), std::string::npos);
+  EXPECT_NE(text.find("block shapes of the attention generator's space for gfx950"), std::string::npos) << text;
   run("--target gfx1100 --model Qwen2-7B", code);
   EXPECT_EQ(code, 1);
 }
@@ -208,4 +377,36 @@ TEST(Advisor, DbShowsTheBestRecordedVariantLabelledByDeviceKind) {
   EXPECT_NEAR(a.gemms[1].recorded->fraction_of_peak,
               2.0 * 64 * 64 * 64 / (a.target.matrix_tflops * 1e12) / (r.timing->median_ms * 1e-3), 1e-12);
   EXPECT_FALSE(a.gemms[0].recorded.has_value()); // QKV (64 x 192 x 64) was not tuned
+  EXPECT_FALSE(a.attention.recorded.has_value());
+
+  // Its attention (1 head of 64, 64 tokens, causal) run on the emulator and recorded: shown with the layer's
+  // FLOPs (2 x 64 x 32 x 2 x 64) over its time; an unmasked record of the same shape is not taken for it.
+  const gen::Generator& ag = gen::find_generator("attention");
+  for (const char* mask : {"none", "causal"}) {
+    const gen::Signature asig =
+        gen::parse_signature(ag, std::vector<std::string>{"head_dim=64", std::string("mask=") + mask});
+    const gen::Params ap = gen::parse_params(ag.space("gfx942", asig), std::vector<std::string>{"waves=2"});
+    const gen::Problem aprob{{"B", 1}, {"Hq", 1}, {"Sq", 64}};
+    const VariantSpec aspec{&ag, "gfx942", asig, ap};
+    const Compiled ac = compile_variant(aspec);
+    const RunResult ar = run_variant(*device, ac, aspec, aprob);
+    ASSERT_EQ(ar.status, Status::ok) << ar.message;
+    {
+      auto db = db::Database::open(path);
+      TuningRecorder rec(db, {&ag, "gfx942", asig, {aprob}}, device->properties());
+      rec.record(ap, &ac, {{aprob, ar.status, ar.message, ar.timing}});
+    }
+    const Advice b = advise(m, "gfx942", o);
+    if (std::string(mask) == "none") {
+      EXPECT_FALSE(b.attention.recorded.has_value());
+      continue;
+    }
+    ASSERT_TRUE(b.attention.recorded.has_value());
+    EXPECT_EQ(b.attention.recorded->device_kind, "emulated");
+    EXPECT_DOUBLE_EQ(b.attention.recorded->median_ms, ar.timing->median_ms);
+    EXPECT_NEAR(b.attention.recorded->fraction_of_peak,
+                2.0 * 64 * 32 * 2 * 64 / (b.target.matrix_tflops * 1e12) / (ar.timing->median_ms * 1e-3), 1e-12);
+    EXPECT_EQ(nlohmann::json::parse(b.attention.recorded->parameters)["waves"].get<double>(), 2)
+        << b.attention.recorded->parameters;
+  }
 }

@@ -168,18 +168,86 @@ std::vector<std::pair<int, int>> gemm_tile_shapes(const std::string& isa) {
                    (why.empty() ? "" : ": " + why));
 }
 
-AttentionAdvice fit_attention(int64_t tokens, int64_t heads, int64_t head_dim, const TargetPeaks& target) {
+std::vector<std::pair<int, int>> attention_tile_shapes(const std::string& isa, int64_t head_dim,
+                                                       std::string* space_isa) {
+  const gen::Generator& g = gen::find_generator("attention");
+  const auto targets = g.targets();
+  std::string t = isa;
+  if (std::find(targets.begin(), targets.end(), t) == targets.end() && isa == "sm_90a") t = "sm_90";
+  if (std::find(targets.begin(), targets.end(), t) == targets.end()) return {};
+  bool known_dim = false;
+  for (const auto& f : g.signature_schema())
+    if (f.name == "head_dim")
+      for (const auto& v : f.values) known_dim |= v == std::to_string(head_dim);
+  if (!known_dim) return {};
+  const gen::Space space = g.space(
+      t, gen::parse_signature(g, std::vector<std::string>{"dtype=bf16", "head_dim=" + std::to_string(head_dim),
+                                                          "mask=causal"}));
+  size_t iw = 0, imfma = 0, iwarps = 0, in = 0; // 1-based positions, 0: absent
+  for (size_t i = 0; i < space.parameters().size(); ++i) {
+    const auto& n = space.parameters()[i].name;
+    if (n == "waves") iw = i + 1;
+    if (n == "mfma") imfma = i + 1;
+    if (n == "warps") iwarps = i + 1;
+    if (n == "block_n") in = i + 1;
+  }
+  if (!in || !(iwarps || (iw && imfma)))
+    throw InputError("advise: the attention generator's space for " + t +
+                     " has neither waves and mfma nor warps beside block_n");
+  std::set<std::pair<int, int>> shapes;
+  for (uint64_t idx : space.valid()) {
+    const gen::Config c = space.config_at(idx);
+    int block_m = 0;
+    if (iwarps) {
+      block_m = 16 * int(space.number(c, iwarps - 1)); // mma.sync m16: 16 query rows per warp
+    } else {
+      const std::string& mfma = space.parameters()[imfma - 1].values[c[imfma - 1]].text; // "32x32x8": M = 32
+      block_m = int(space.number(c, iw - 1)) * std::stoi(mfma.substr(0, mfma.find('x')));
+    }
+    shapes.insert({block_m, int(space.number(c, in - 1))});
+  }
+  if (space_isa) *space_isa = t;
+  return {shapes.begin(), shapes.end()};
+}
+
+AttentionAdvice fit_attention(int64_t batch, int64_t tokens, int64_t heads, int64_t kv_heads, int64_t head_dim,
+                              bool causal, const TargetPeaks& target, const std::vector<std::pair<int, int>>& tiles) {
+  if (batch < 1 || tokens < 1 || heads < 1 || kv_heads < 1 || head_dim < 1)
+    throw InputError("advise: attention dimensions must be >= 1");
   AttentionAdvice a;
-  a.tokens = tokens, a.heads = heads, a.head_dim = head_dim;
-  a.flops = 2.0 * double(tokens) * double(tokens) * double(heads) * double(head_dim); // causal: half of 4*T^2*H*D
-  const int64_t qblocks = ceil_div(tokens, a.block_m);
-  a.workgroups = uint64_t(qblocks * heads);
-  const double padded_d = double(ceil_div(head_dim, 64) * 64);
-  a.padding_waste = 1.0 - double(tokens) * double(head_dim) / (double(qblocks * a.block_m) * padded_d);
-  a.waves = (a.workgroups + target.units - 1) / target.units;
-  a.wave_efficiency = double(a.workgroups) / (double(a.waves) * target.units);
-  const double bytes = 2.0 * double(tokens) * double(heads) * double(head_dim) * 4; // q, k, v, o (upper bound)
-  a.fraction_of_peak = fraction(a.flops, bytes, (1 - a.padding_waste) * a.wave_efficiency, target);
+  a.batch = batch, a.tokens = tokens, a.heads = heads, a.kv_heads = kv_heads, a.head_dim = head_dim;
+  a.causal = causal;
+  const double t = double(tokens), d = double(head_dim), bh = double(batch) * double(heads);
+  // Sq = Sk = T: bottom-right causal query i sees keys 0..i (T (T + 1) / 2 pairs); the FLOP convention of the
+  // attention generator (docs/attention.md) counts avg_Sk = (2 Sk - Sq) / 2 = T / 2 keys per query.
+  a.visible_pairs = causal ? t * (t + 1) / 2 : t * t;
+  const double avg_sk = causal ? t / 2 : t;
+  a.flops = 2.0 * bh * t * avg_sk * 2 * d;
+  a.bytes = 2.0 * double(batch) * t * d * double(2 * heads + 2 * kv_heads); // q, o (Hq heads); k, v (Hkv)
+  const std::vector<std::pair<int, int>> shapes = tiles.empty() ? std::vector<std::pair<int, int>>{{128, 64}} : tiles;
+  for (const auto& [bm, bn] : shapes) {
+    AttentionFit f;
+    f.block_m = bm, f.block_n = bn;
+    const int64_t qblocks = ceil_div(tokens, bm);
+    f.workgroups = uint64_t(qblocks * batch * heads);
+    for (int64_t i = 0; i < qblocks; ++i) {
+      // keys the block's last query sees (all Sk without a mask); key blocks past them are skipped
+      const int64_t keys = causal ? std::min<int64_t>((i + 1) * bm, tokens) : tokens;
+      f.computed_pairs += double(bm) * double(bn) * double(ceil_div(keys, bn));
+    }
+    f.padding_waste = 1.0 - a.visible_pairs / f.computed_pairs;
+    f.waves = (f.workgroups + target.units - 1) / target.units;
+    f.wave_efficiency = double(f.workgroups) / (double(f.waves) * target.units);
+    f.feed_efficiency =
+        std::min(1.0, double(bm) * target.feed_bytes_per_clk_unit / std::max(target.flops_per_clk_unit, 1.0));
+    f.fraction_of_peak =
+        fraction(a.flops, a.bytes, (1 - f.padding_waste) * f.wave_efficiency * f.feed_efficiency, target);
+    a.fits.push_back(f);
+  }
+  std::stable_sort(a.fits.begin(), a.fits.end(), [](const AttentionFit& x, const AttentionFit& y) {
+    if (x.fraction_of_peak != y.fraction_of_peak) return x.fraction_of_peak > y.fraction_of_peak;
+    return x.block_m * x.block_n > y.block_m * y.block_n;
+  });
   return a;
 }
 
@@ -191,7 +259,12 @@ struct Layer {
   double layer_fraction = 0;
 };
 
-Layer fit_layer(const ModelDims& d, const TargetPeaks& t, const std::vector<std::pair<int, int>>& tiles) {
+struct Shapes {
+  std::vector<std::pair<int, int>> gemm, attention;
+  std::string attention_isa; // empty: no attention generator for the target and head_dim
+};
+
+Layer fit_layer(const ModelDims& d, const TargetPeaks& t, const Shapes& shapes_of) {
   Layer l;
   const int64_t q = d.heads * d.head_dim, kv = d.kv_heads * d.head_dim;
   const struct {
@@ -205,12 +278,14 @@ Layer fit_layer(const ModelDims& d, const TargetPeaks& t, const std::vector<std:
     g.name = s.name, g.m = d.tokens, g.n = s.n, g.k = s.k;
     g.flops = 2.0 * double(g.m) * double(g.n) * double(g.k);
     g.bytes = 2.0 * (double(g.m) * double(g.k) + double(g.k) * double(g.n) + double(g.m) * double(g.n));
-    g.fits = fit_gemm(g.m, g.n, g.k, t, tiles);
+    g.fits = fit_gemm(g.m, g.n, g.k, t, shapes_of.gemm);
     if (g.name != "lm_head") flops += g.flops, time += g.flops / std::max(g.best().fraction_of_peak, 1e-12);
     l.gemms.push_back(std::move(g));
   }
-  l.attention = fit_attention(d.tokens, d.heads, d.head_dim, t);
-  flops += l.attention.flops, time += l.attention.flops / std::max(l.attention.fraction_of_peak, 1e-12);
+  l.attention = fit_attention(1, d.tokens, d.heads, d.kv_heads, d.head_dim, true, t, shapes_of.attention);
+  l.attention.generator = !shapes_of.attention.empty();
+  l.attention.space_isa = shapes_of.attention_isa;
+  flops += l.attention.flops, time += l.attention.flops / std::max(l.attention.best().fraction_of_peak, 1e-12);
   l.layer_fraction = flops / time;
   return l;
 }
@@ -233,6 +308,46 @@ std::optional<RecordedBest> recorded_best(db::Database& db, const std::string& i
   return r;
 }
 
+double number_of(const db::Value& v) {
+  return std::holds_alternative<double>(v) ? std::get<double>(v) : double(std::get<int64_t>(v));
+}
+
+// The best recorded attention variant for the layer's problem: B = 1, Hq, Hkv, Sq = Sk = tokens, no padding,
+// with a causal mask and this head_dim (any dtype, layout or LSE), on the target's ISA or the generator target
+// used for it (sm_90 for sm_90a). Missing Hkv, Sk and pad take their defaults (Hq, Sq, 0).
+std::optional<RecordedBest> recorded_attention(db::Database& db, const std::string& isa, const std::string& space_isa,
+                                               const AttentionAdvice& at, const TargetPeaks& t) {
+  auto rows = db.query("SELECT b.median_ms, b.device_kind, b.signature, v.parameters, b.problem FROM best b JOIN "
+                       "variants v ON v.id = b.variant_id WHERE b.generator = 'attention' AND b.isa IN (?, ?) "
+                       "ORDER BY b.device_kind = 'real' DESC, b.median_ms",
+                       {isa, space_isa.empty() ? isa : space_isa});
+  for (const auto& row : rows) {
+    const auto sig = nlohmann::json::parse(db::to_string(row[2]), nullptr, false);
+    const auto prob = nlohmann::json::parse(db::to_string(row[4]), nullptr, false);
+    if (!sig.is_object() || !prob.is_object()) continue;
+    if (sig.value("mask", std::string()) != (at.causal ? "causal" : "none") ||
+        sig.value("head_dim", std::string()) != std::to_string(at.head_dim))
+      continue;
+    auto dim = [&](const char* name, int64_t fallback) {
+      const auto it = prob.find(name);
+      const int64_t v = it != prob.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+      return v ? v : fallback;
+    };
+    const int64_t hq = dim("Hq", 0), sq = dim("Sq", 0);
+    if (dim("B", 0) != at.batch || hq != at.heads || dim("Hkv", hq) != at.kv_heads || sq != at.tokens ||
+        dim("Sk", sq) != at.tokens || dim("pad", 0) != 0)
+      continue;
+    RecordedBest r;
+    r.median_ms = number_of(row[0]);
+    r.device_kind = db::to_string(row[1]);
+    r.signature = db::to_string(row[2]);
+    r.parameters = db::to_string(row[3]);
+    r.fraction_of_peak = r.median_ms > 0 ? at.flops / (t.matrix_tflops * 1e12) / (r.median_ms * 1e-3) : 0;
+    return r;
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 Advice advise(const ModelDims& model, const std::string& isa, const AdviseOptions& options) {
@@ -243,7 +358,9 @@ Advice advise(const ModelDims& model, const std::string& isa, const AdviseOption
   a.model = model;
   a.tolerance = options.tolerance;
   a.target = target_peaks(isa);
-  const auto tiles = gemm_tile_shapes(isa);
+  Shapes tiles;
+  tiles.gemm = gemm_tile_shapes(isa);
+  tiles.attention = attention_tile_shapes(isa, model.head_dim, &tiles.attention_isa);
   Layer base = fit_layer(model, a.target, tiles);
   a.gemms = std::move(base.gemms);
   a.attention = base.attention;
@@ -251,6 +368,7 @@ Advice advise(const ModelDims& model, const std::string& isa, const AdviseOption
   if (!options.db_path.empty()) {
     auto db = db::Database::open(options.db_path, db::OpenOptions{.read_only = true});
     for (auto& g : a.gemms) g.recorded = recorded_best(db, isa, g, a.target);
+    a.attention.recorded = recorded_attention(db, isa, tiles.attention_isa, a.attention, a.target);
   }
 
   // Nearby dimensions: each of hidden, ffn and vocab moved alone to a multiple of `step` within the tolerance.

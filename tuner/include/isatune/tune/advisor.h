@@ -4,9 +4,10 @@
 // with every tile shape (tile_m x tile_n) of the GEMM generator's space for the target: the padding the last
 // tiles waste, the wave quantisation of the tiles over the CUs/SMs, and the fraction of peak the roofline
 // allows then (compute at the matrix peak derated by both, memory at HBM bandwidth on compulsory bytes); the
-// attention of a layer likewise with a 128-query tile. With a tuning database, the best recorded variant of
-// each GEMM problem is shown beside it (measured on a GPU, or the emulator's estimate, labelled). Then nearby
-// dimensions (within a tolerance) that fit better, with the modelled gain. A model of fit, not a measurement.
+// attention of a layer likewise with every query x key block of the attention generator's space. With a tuning
+// database, the best recorded variant of each GEMM and attention problem is shown beside it (measured on a
+// GPU, or the emulator's estimate, labelled). Then nearby dimensions (within a tolerance) that fit better, with
+// the modelled gain. A model of fit, not a measurement.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -67,16 +68,35 @@ struct GemmAdvice {
   const TileFit& best() const { return fits.front(); }
 };
 
-struct AttentionAdvice {
-  int64_t tokens = 0, heads = 0, head_dim = 0;
-  double flops = 0;            // causal prefill: 2 * tokens^2 * heads * head_dim
-  int block_m = 128;           // queries per workgroup
-  uint64_t workgroups = 0, waves = 0;
-  double padding_waste = 0;    // query rows and head_dim (to a multiple of 64) padded
-  double wave_efficiency = 1;
-  double fraction_of_peak = 0;
+// One tile shape of the attention: a workgroup (CTA) owns block_m queries of one head and runs over the keys in
+// blocks of block_n (FlashAttention style), skipping key blocks past its last visible key under a causal mask.
+struct AttentionFit {
+  int block_m = 0, block_n = 0;
+  uint64_t workgroups = 0;     // batch * heads * ceil(Sq / block_m)
+  double computed_pairs = 0;   // (query, key) pairs the tiles compute: block_m * block_n * key blocks run
+  double padding_waste = 0;    // 1 - visible pairs / computed pairs (Sq and Sk tails, the causal diagonal)
+  uint64_t waves = 0;          // ceil(workgroups / units)
+  double wave_efficiency = 1;  // workgroups / (waves * units)
+  // min(1, block_m * feed bytes / FLOPs per clock): per key block the tile's K and V panels (4 block_n d bytes)
+  // feed 4 block_m block_n d FLOPs, Q staying in registers
+  double feed_efficiency = 1;
+  double fraction_of_peak = 0; // compute / max(compute / ((1 - waste) * wave eff * feed eff), memory)
 };
 
+struct AttentionAdvice {
+  int64_t batch = 1, tokens = 0, heads = 0, kv_heads = 0, head_dim = 0; // Sq = Sk = tokens
+  bool causal = true;
+  double flops = 0;          // 2 B Hq Sq avg_Sk (d_qk + d_v); causal prefill: 2 tokens^2 heads head_dim
+  double bytes = 0;          // q, k, v and o once (bf16)
+  double visible_pairs = 0;  // (query, key) pairs the mask lets through, per batch and head
+  // The tile shapes are those of the attention generator's space (`space_isa`, bf16, this head_dim, causal);
+  // false: it has none for this target or head_dim, and one 128 x 64 tile is modelled instead.
+  bool generator = false;
+  std::string space_isa;
+  std::vector<AttentionFit> fits; // best first
+  std::optional<RecordedBest> recorded;
+  const AttentionFit& best() const { return fits.front(); }
+};
 struct Suggestion {
   std::string dimension; // hidden, ffn, vocab
   int64_t from = 0, to = 0;
@@ -105,7 +125,15 @@ std::vector<TileFit> fit_gemm(int64_t m, int64_t n, int64_t k, const TargetPeaks
                               const std::vector<std::pair<int, int>>& tiles);
 // The distinct tile_m x tile_n of the GEMM generator's space for the target (bf16 inputs).
 std::vector<std::pair<int, int>> gemm_tile_shapes(const std::string& isa);
-AttentionAdvice fit_attention(int64_t tokens, int64_t heads, int64_t head_dim, const TargetPeaks& target);
+// The distinct block_m x block_n of the attention generator's space for the target (bf16, causal, head_dim):
+// block_m = waves x the MFMA's M (CDNA) or 16 x warps (PTX mma.sync). Empty when the generator has no kernel
+// for the target or head_dim; `space_isa` (when given) gets the generator target used (sm_90 for sm_90a).
+std::vector<std::pair<int, int>> attention_tile_shapes(const std::string& isa, int64_t head_dim,
+                                                       std::string* space_isa = nullptr);
+// One attention (batch, heads, kv_heads, Sq = Sk = tokens, causal or not) against a list of block shapes; with
+// no shapes, the 128 x 64 tile alone.
+AttentionAdvice fit_attention(int64_t batch, int64_t tokens, int64_t heads, int64_t kv_heads, int64_t head_dim,
+                              bool causal, const TargetPeaks& target, const std::vector<std::pair<int, int>>& tiles);
 
 Advice advise(const ModelDims& model, const std::string& isa, const AdviseOptions& options = {});
 
