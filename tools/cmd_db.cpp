@@ -186,13 +186,18 @@ std::string json_of(const std::vector<std::string>& words, const std::string& ge
 
 int run_vendor_time(const VendorTimeOptions& o) {
   if (o.problem.empty()) throw InputError("db vendor-time: give --problem (k=v,... or JSON)");
+  if (!o.device.empty() && o.ms > 0)
+    throw InputError("db vendor-time: give --ms (set by hand) or --device (measure), not both");
+  if (o.device.empty() && (o.target.empty() || o.cus == 0))
+    throw InputError("db vendor-time: give --target and --cus (the device as `db best` lists it), or --device");
+  if (o.device.empty() && !(o.ms > 0))
+    throw InputError("db vendor-time: give --ms, the vendor library's median time (> 0)");
   db::VendorTimeRecord v;
   v.generator = o.generator;
   v.signature = json_of(o.sig, o.generator, true);
   v.problem = json_of(o.problem, o.generator, false);
   auto d = db::Database::open(o.db);
   if (!o.device.empty()) { // measure it here through the loader
-    if (o.ms > 0) throw InputError("db vendor-time: give --ms (set by hand) or --device (measure), not both");
     const auto gemm = loader::vendor_gemm_of(v.generator, v.signature, v.problem);
     if (!gemm) throw InputError("db vendor-time --device: only gemm has a vendor baseline (cuBLAS, rocBLAS)");
     auto dev = loader::open_device(o.device);
@@ -222,9 +227,6 @@ int run_vendor_time(const VendorTimeOptions& o) {
     v.timing_method = t.method;
     v.source = "measured";
   } else {
-    if (o.target.empty() || o.cus == 0)
-      throw InputError("db vendor-time: give --target and --cus (the device as `db best` lists it), or --device");
-    if (!(o.ms > 0)) throw InputError("db vendor-time: give --ms, the vendor library's median time (> 0)");
     v.target_id = o.target;
     v.compute_units = o.cus;
     v.library = o.library;

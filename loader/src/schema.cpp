@@ -182,8 +182,9 @@ ALTER TABLE runs ADD COLUMN scheduler_job TEXT NOT NULL DEFAULT '';
 // tuner through the loader (loader/vendor_gemm.h) or set by hand (`isatune db vendor-time`); and the re-ranking's
 // winner (tuner/rerank.h) per key of `best`, which readers prefer to the fastest single median while the search
 // has found nothing faster than what was re-ranked (search_best_ms: `best`'s median when the winner was decided).
-// New tables only: every older row stays as it was.
+// New tables only: every older row stays as it was (the trigger is dropped and made again, as by every step).
 const char* kStep5 = R"sql(
+DROP TRIGGER measurements_best;
 CREATE TABLE vendor_times(
   generator TEXT NOT NULL,
   signature TEXT NOT NULL,

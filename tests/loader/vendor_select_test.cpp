@@ -205,3 +205,38 @@ TEST(VendorTiming, NothingOnAnEmulatedOrUnknownDevice) {
   EXPECT_FALSE(t.timed());
   EXPECT_NE(t.unavailable.find("backend 'fake' has no vendor library"), std::string::npos) << t.unavailable;
 }
+
+TEST_F(VendorFixture, MergeCarriesVendorTimesAndWinners) {
+  vendor(R"({"n":1024})", 0.0005);
+  {
+    auto d = db::Database::open(path);
+    db::RerankWinnerRecord w;
+    w.generator = "vector_add";
+    w.signature = testutil::kSignature;
+    w.target_id = "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-";
+    w.compute_units = 304;
+    w.problem = R"({"n":256})";
+    w.variant_id = ids.variants[2];
+    w.rerank_median_ms = 2.0, w.rerank_lo_ms = 1.9, w.rerank_hi_ms = 2.1;
+    w.candidates = 3, w.rounds = 10;
+    d.record_rerank_winner(w);
+  }
+  const std::string out = dir + "/out.db";
+  {
+    auto o = db::Database::open(out);
+    testutil::populate(o, {64}, 1, false, 228); // other rows first: the ids differ from the input's
+    auto r = o.merge({path});
+    ASSERT_TRUE(r.files.at(0).merged) << r.files.at(0).error;
+    r = o.merge({path}); // again: nothing changes
+    ASSERT_TRUE(r.files.at(0).merged) << r.files.at(0).error;
+    EXPECT_EQ(count(o, "SELECT count(*) FROM vendor_times"), 1);
+    EXPECT_EQ(count(o, "SELECT count(*) FROM rerank_winners"), 1);
+    EXPECT_TRUE(o.verify().problems.empty());
+  }
+  auto db = loader::TuningDb::open(out);
+  auto s = db->select("vector_add", testutil::kSignature, R"({"n":256})", fake::gfx942());
+  EXPECT_TRUE(s->rerank_winner);
+  EXPECT_EQ(s->parameters, R"({"unroll":3})");
+  EXPECT_THROW(db->select("vector_add", testutil::kSignature, R"({"n":1024})", fake::gfx942()),
+               loader::VendorFasterError);
+}
