@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -9,7 +10,11 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "isatune/db/database.h"
+#include "isatune/db/json.h"
 #include "isatune/error.h"
+#include "isatune/gen/generator.h"
+#include "isatune/loader/backend.h"
+#include "isatune/loader/vendor_gemm.h"
 #include "table.h"
 
 namespace isatune::cli {
@@ -56,7 +61,7 @@ db::Database open_rw(const DbOptions& o) { return db::Database::open(o.db); }
 int run_ls(const DbOptions& o) {
   auto d = open_ro(o);
   std::vector<std::string> tables = {"devices", "toolchains", "generators", "code_objects", "variants", "runs",
-                                     "measurements", "best"};
+                                     "measurements", "best", "vendor_times", "rerank_winners"};
   std::vector<db::Row> rows;
   for (const auto& t : tables) rows.push_back({t, d.query("SELECT count(*) FROM " + t)[0][0]});
   if (!o.json) std::cout << o.db << ": schema version " << d.schema_version() << "\n";
@@ -88,14 +93,180 @@ int run_show(const DbOptions& o) {
   return kExitOk;
 }
 
+// The entry per tuned problem that select() uses: the re-ranking's winner where it still stands, else the fastest
+// single median; beside it the vendor library's recorded time (real devices), the ratio and a flag when slower.
 int run_best(const DbOptions& o) {
   auto d = open_ro(o);
-  print_rows({"generator", "signature", "target", "CUs", "kind", "problem", "median_ms", "variant"},
-             d.query("SELECT generator, signature, target_id, compute_units, device_kind, problem, median_ms, "
-                     "variant_id FROM best WHERE ? = '' OR generator = ? ORDER BY 1, 2, 3, 4, 5, 6",
-                     {o.generator, o.generator}),
-             o.json);
+  auto rows = d.query(
+      "SELECT b.generator, b.signature, b.target_id, b.compute_units, b.device_kind, b.problem, "
+      "coalesce(w.median_ms, b.median_ms), coalesce(w.variant_id, b.variant_id), w.variant_id IS NOT NULL, "
+      "w.rerank_median_ms, w.rerank_lo_ms, w.rerank_hi_ms, w.rounds, w.flip_rate, vt.median_ms, vt.library, "
+      "vt.source FROM best b "
+      "LEFT JOIN rerank_winners w ON w.generator = b.generator AND w.signature = b.signature AND w.target_id = "
+      "b.target_id AND w.compute_units = b.compute_units AND w.device_kind = b.device_kind AND w.problem = b.problem "
+      "AND b.median_ms >= w.search_best_ms "
+      "LEFT JOIN vendor_times vt ON b.device_kind = 'real' AND vt.generator = b.generator AND vt.signature = "
+      "b.signature AND vt.target_id = b.target_id AND vt.compute_units = b.compute_units AND vt.problem = b.problem "
+      "WHERE ? = '' OR b.generator = ? ORDER BY 1, 2, 3, 4, 5, 6",
+      {o.generator, o.generator});
+  auto num = [](const db::Value& v) -> std::optional<double> {
+    if (const double* x = std::get_if<double>(&v)) return *x;
+    if (const int64_t* x = std::get_if<int64_t>(&v)) return double(*x);
+    return std::nullopt;
+  };
+  auto fmt = [](double v, const char* f) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return std::string(buf);
+  };
+  size_t slower = 0;
+  nlohmann::json out = nlohmann::json::array();
+  Table t({"generator", "signature", "target", "CUs", "kind", "problem", "median_ms", "variant", "chosen by",
+           "vendor_ms", "vs vendor", ""});
+  for (const auto& r : rows) {
+    const double median = *num(r[6]);
+    const bool winner = std::get<int64_t>(r[8]) != 0;
+    const auto vendor = num(r[14]);
+    const bool is_slower = vendor && median > *vendor;
+    slower += is_slower;
+    if (o.json) {
+      nlohmann::json e = {{"generator", cell_json(r[0])}, {"signature", cell_json(r[1])}, {"target", cell_json(r[2])},
+                          {"CUs", cell_json(r[3])},       {"kind", cell_json(r[4])},      {"problem", cell_json(r[5])},
+                          {"median_ms", median},          {"variant", cell_json(r[7])},
+                          {"chosen_by", winner ? "rerank" : "fastest"}};
+      if (winner)
+        e["rerank"] = {{"median_ms", cell_json(r[9])}, {"lo_ms", cell_json(r[10])}, {"hi_ms", cell_json(r[11])},
+                       {"rounds", cell_json(r[12])}, {"flip_rate", cell_json(r[13])}};
+      if (vendor) {
+        e["vendor"] = {{"median_ms", *vendor}, {"library", cell_json(r[15])}, {"source", cell_json(r[16])}};
+        e["vs_vendor"] = median / *vendor;
+      } else {
+        e["vendor"] = nullptr;
+        e["vs_vendor"] = nullptr;
+      }
+      e["slower_than_vendor"] = is_slower;
+      out.push_back(e);
+      continue;
+    }
+    t.add({db::to_string(r[0]), db::to_string(r[1]), db::to_string(r[2]), db::to_string(r[3]), db::to_string(r[4]),
+           db::to_string(r[5]), fmt(median, "%.6g"), db::to_string(r[7]),
+           winner ? fmt(*num(r[13]) * 100, "rerank (flip %.0f%%)") : "fastest", vendor ? fmt(*vendor, "%.6g") : "-",
+           vendor ? fmt(median / *vendor, "%.2fx") : "-", is_slower ? "SLOWER THAN VENDOR" : ""});
+  }
+  if (o.json) {
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << t.str();
+  if (slower)
+    std::cout << slower << " tuned entr" << (slower == 1 ? "y is" : "ies are")
+              << " slower than the vendor library: the loader never selects them (it says to call the vendor "
+                 "library)\n";
   return kExitOk;
+}
+
+struct VendorTimeOptions {
+  std::string db, generator = "gemm", target, library = "manual", device;
+  std::vector<std::string> sig, problem;
+  uint32_t cus = 0;
+  double ms = 0;
+  bool json = false;
+};
+
+// A signature or problem as JSON text (starts with '{') or as the generator's k=v words.
+std::string json_of(const std::vector<std::string>& words, const std::string& generator, bool signature) {
+  std::string joined;
+  for (const auto& w : words) joined += (joined.empty() ? "" : ",") + w;
+  if (!joined.empty() && joined.front() == '{')
+    return db::canonical_json(joined, signature ? "--sig" : "--problem");
+  const gen::Generator& g = gen::find_generator(generator);
+  if (signature) return db::canonical_json(nlohmann::json(gen::parse_signature(g, words)).dump(), "--sig");
+  return db::canonical_json(nlohmann::json(gen::parse_problem(g, words)).dump(), "--problem");
+}
+
+int run_vendor_time(const VendorTimeOptions& o) {
+  if (o.problem.empty()) throw InputError("db vendor-time: give --problem (k=v,... or JSON)");
+  if (!o.device.empty() && o.ms > 0)
+    throw InputError("db vendor-time: give --ms (set by hand) or --device (measure), not both");
+  if (o.device.empty() && (o.target.empty() || o.cus == 0))
+    throw InputError("db vendor-time: give --target and --cus (the device as `db best` lists it), or --device");
+  if (o.device.empty() && !(o.ms > 0))
+    throw InputError("db vendor-time: give --ms, the vendor library's median time (> 0)");
+  db::VendorTimeRecord v;
+  v.generator = o.generator;
+  v.signature = json_of(o.sig, o.generator, true);
+  v.problem = json_of(o.problem, o.generator, false);
+  auto d = db::Database::open(o.db);
+  if (!o.device.empty()) { // measure it here through the loader
+    const auto gemm = loader::vendor_gemm_of(v.generator, v.signature, v.problem);
+    if (!gemm) throw InputError("db vendor-time --device: only gemm has a vendor baseline (cuBLAS, rocBLAS)");
+    auto dev = loader::open_device(o.device);
+    const auto& p = dev->properties();
+    const auto t = loader::time_vendor_gemm(*dev, *gemm);
+    if (!t.timed()) throw UnavailableError("db vendor-time --device " + o.device + ": " + t.unavailable);
+    db::DeviceRecord r;
+    r.vendor = p.vendor == Vendor::amd ? "amd" : "nvidia";
+    r.target_id = p.target_id;
+    r.isa = p.isa;
+    r.name = p.name;
+    r.compute_units = p.compute_units;
+    r.memory_bytes = p.memory_bytes;
+    r.driver_version = p.driver_version;
+    r.emulated = p.emulated;
+    r.clock_khz = p.clock_khz;
+    r.memory_clock_khz = p.memory_clock_khz;
+    r.memory_bus_bits = p.memory_bus_bits;
+    r.l2_bytes = p.l2_bytes;
+    v.device_id = d.record_device(r);
+    v.target_id = p.target_id;
+    v.compute_units = p.compute_units;
+    v.library = t.library;
+    v.median_ms = t.median_ms;
+    v.p20_ms = t.p20_ms, v.p80_ms = t.p80_ms, v.min_ms = t.min_ms;
+    v.count = t.reps;
+    v.timing_method = t.method;
+    v.source = "measured";
+  } else {
+    v.target_id = o.target;
+    v.compute_units = o.cus;
+    v.library = o.library;
+    v.median_ms = o.ms;
+    v.timing_method = "manual";
+    v.source = "manual";
+  }
+  d.record_vendor_time(v);
+  if (o.json) {
+    std::cout << nlohmann::json{{"generator", v.generator}, {"signature", v.signature}, {"problem", v.problem},
+                                {"target", v.target_id},    {"CUs", v.compute_units},   {"library", v.library},
+                                {"median_ms", v.median_ms}, {"source", v.source},       {"reps", v.count}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << o.db << ": vendor time " << v.median_ms << " ms (" << v.library << ", " << v.source << ") for "
+              << v.generator << " " << v.signature << " " << v.problem << " on " << v.target_id << " ("
+              << v.compute_units << " CUs)\n";
+  }
+  return kExitOk;
+}
+
+void add_vendor_time(CLI::App& db, const GlobalOptions& global, int& status) {
+  auto opt = std::make_shared<VendorTimeOptions>();
+  auto* c = db.add_subcommand(
+      "vendor-time",
+      "Record the vendor library's time (cuBLAS, rocBLAS) for a tuned problem: by hand (--ms, for machines where "
+      "the tuner did not measure it) or measured now through the loader (--device cuda:0). `db best` compares "
+      "each tuned entry with it and the loader never selects an entry slower than it.");
+  c->add_option("--db", opt->db, "Tuning database file")->required();
+  c->add_option("-g,--generator", opt->generator, "Generator (default gemm)");
+  c->add_option("--sig", opt->sig, "Signature fields k=v[,k=v...] or JSON")->allow_extra_args(false);
+  c->add_option("--problem", opt->problem, "Problem sizes k=v[,k=v...] or JSON")->allow_extra_args(false);
+  c->add_option("--target", opt->target, "Device target id as `db best` lists it (sm_90a, amdgcn-amd-amdhsa--gfx942...)");
+  c->add_option("--cus", opt->cus, "Compute units / SMs of the device as `db best` lists them");
+  c->add_option("--ms", opt->ms, "The vendor library's median time in milliseconds");
+  c->add_option("--library", opt->library, "What was timed, free text (default: manual)");
+  c->add_option("--device", opt->device, "Measure it now on this device (cuda:N, hip:N) instead of --ms");
+  c->add_flag("--json", opt->json, "Print JSON instead of text");
+  c->callback([opt, &global, &status] { status = run_guarded(global, [&] { return run_vendor_time(*opt); }); });
 }
 
 int run_verify(const DbOptions& o) {
@@ -229,7 +400,10 @@ void add_db_command(CLI::App& app, const GlobalOptions& global, int& status) {
   };
   sub("ls", "Row counts and generators", run_ls);
   sub("show", "A variant and its measurements", run_show, "variant", "Variant id");
-  sub("best", "The fastest kernel per tuned problem and device", run_best);
+  sub("best",
+      "The kernel per tuned problem and device the loader selects (the re-ranking's winner, else the fastest "
+      "median), with the vendor library's time beside it and entries slower than it flagged",
+      run_best);
   sub("verify", "PRAGMA integrity_check, foreign keys and every blob's SHA-256 (exit 1 on a problem)", run_verify);
   sub("export", "Write <dir>/manifest.json and <dir>/code_objects/ for applications without SQLite",
       [](const DbOptions& o) { return report(o, "entries exported", [&] { return open_ro(o).export_to(o.arg); }); },
@@ -238,6 +412,7 @@ void add_db_command(CLI::App& app, const GlobalOptions& global, int& status) {
       [](const DbOptions& o) { return report(o, "measurements imported", [&] { return open_rw(o).import_from(o.arg); }); },
       "dir", "Export folder");
   add_merge(*db, global, status);
+  add_vendor_time(*db, global, status);
   sub("gc", "Drop unused variants and code objects, then VACUUM", [](const DbOptions& o) {
     auto r = open_rw(o).gc();
     if (o.json)

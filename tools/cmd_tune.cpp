@@ -56,6 +56,7 @@ struct TuneCmdOptions {
   std::string transfer_from; // --transfer-from FILE (replay): seed with the best configurations of a neighbour
   size_t transfer_top = 5;
   size_t rerank_top = 5; // --rerank N: re-measure the N best interleaved after the search (0: off)
+  bool no_vendor = false; // --no-vendor: do not time the vendor library (cuBLAS, rocBLAS) after the search
   std::string strategy = kDefaultStrategy;
   std::string budget = "auto";
   uint64_t seed = 1;
@@ -362,9 +363,11 @@ int run_tune_generator(const TuneCmdOptions& opt) {
   if (spec == "emu") spec = "emu:" + target;
   std::unique_ptr<DeviceRunner> runner;
   WorkerRunner* worker = nullptr;
+  std::shared_ptr<loader::Device> in_process; // the device, when it runs in this process
   if (opt.no_isolation) {
     register_emulators();
-    runner = std::make_unique<InProcessRunner>(loader::open_device(spec));
+    in_process = loader::open_device(spec);
+    runner = std::make_unique<InProcessRunner>(in_process);
   } else {
     WorkerOptions wo;
     wo.command = {self_exe(), "internal-device-worker", "--device", spec};
@@ -459,6 +462,23 @@ int run_tune_generator(const TuneCmdOptions& opt) {
       const size_t n = std::min(opt.rerank_top, ok.size());
       rr = rerank(n, [&](size_t i) { return evaluator.remeasure(r.history[ok[i]].config); });
       if (rr->winner != 0) std::swap(ok[0], ok[rr->winner]); // the interval's winner is reported as best
+      // Written to the database: `db best` and the loader use the interval's winner, not the fastest sample.
+      evaluator.record_rerank_winner(r.history[ok[0]].config, *rr);
+    }
+  }
+  // The vendor library's time for each problem (GEMM: cuBLAS / rocBLAS through the loader), beside the tuned best.
+  std::vector<loader::VendorTiming> vendor;
+  std::string vendor_note;
+  if (opt.no_vendor) {
+    vendor_note = "vendor library not timed (--no-vendor)";
+  } else if (props.emulated) {
+    vendor_note = "no vendor baseline: " + props.name + " is emulated (no vendor library runs there)";
+  } else {
+    try {
+      std::shared_ptr<loader::Device> dev = in_process ? in_process : loader::open_device(spec);
+      vendor = evaluator.record_vendor_times(*dev);
+    } catch (const Error& e) {
+      vendor_note = std::string("vendor library not timed: ") + e.what();
     }
   }
   const auto st = evaluator.stats();
@@ -521,6 +541,22 @@ int run_tune_generator(const TuneCmdOptions& opt) {
     } else if (!rerank_note.empty()) {
       j["rerank"] = {{"skipped", rerank_note}};
     }
+    if (rr && database) j["rerank"]["recorded"] = true;
+    if (!vendor.empty()) {
+      j["vendor"] = nlohmann::json::array();
+      for (size_t i = 0; i < vendor.size(); ++i) {
+        const auto& v = vendor[i];
+        nlohmann::json e = {{"problem", job.problems[i]}};
+        if (v.timed())
+          e.update({{"library", v.library}, {"median_ms", v.median_ms}, {"p20_ms", v.p20_ms}, {"p80_ms", v.p80_ms},
+                    {"min_ms", v.min_ms}, {"reps", v.reps}, {"recorded", bool(database)}});
+        else
+          e["unavailable"] = v.unavailable;
+        j["vendor"].push_back(e);
+      }
+    } else if (!vendor_note.empty()) {
+      j["vendor"] = {{"skipped", vendor_note}};
+    }
     j["top"] = nlohmann::json::array();
     for (size_t k = 0; k < ok.size() && k < 10; ++k) j["top"].push_back(entry(ok[k]));
     if (opt.history) {
@@ -566,6 +602,16 @@ int run_tune_generator(const TuneCmdOptions& opt) {
               << ", flip rate " << fmt("%.0f%%", 100 * rr->flip_rate) << "\n";
   else if (!rerank_note.empty())
     std::cout << rerank_note << "\n";
+  if (rr && database) std::cout << "the re-ranking's winner is recorded: db best and the loader use it\n";
+  for (size_t i = 0; i < vendor.size(); ++i) {
+    const auto& v = vendor[i];
+    std::cout << "vendor " << gen::format(job.problems[i]) << ": "
+              << (v.timed() ? v.library + " " + fmt("%.4g", v.median_ms) + " ms (" + std::to_string(v.reps) +
+                                  " reps" + (database ? ", recorded" : "") + ")"
+                            : "not timed: " + v.unavailable)
+              << "\n";
+  }
+  if (!vendor_note.empty()) std::cout << vendor_note << "\n";
   std::cout << "\n";
   if (ok.empty()) {
     std::cout << "best: none (no configuration ran successfully)\n\n";
@@ -632,6 +678,10 @@ void add_tune_command(CLI::App& app, const GlobalOptions& global, int& status) {
   cmd->add_option("--rerank", opt->rerank_top,
                   "After the search, re-measure the N best interleaved (A B C A B C, 10-50 rounds) and pick the "
                   "winner by its 95% interval (default 5; 0: off; skipped on the emulator), e.g. --rerank 8");
+  cmd->add_flag("--no-vendor", opt->no_vendor,
+                "Do not time the vendor library after the search (by default GEMM on cuda/hip times cuBLAS / "
+                "rocBLAS for each problem and records it in --db: db best compares with it, the loader never "
+                "selects a slower entry)");
   cmd->add_option("--transfer-top", opt->transfer_top,
                   "How many best configurations of the neighbour seed the search (default 5; 0: cold start). A "
                   "generator's tune with --db starts from the nearest tuned problem of the same generator, "

@@ -25,6 +25,8 @@ const std::map<std::string, std::string>& examples() {
       {"db merge", "isatune db merge all.db shard-0.db shard-1.db --expect-shards 2\n"
                     "isatune db merge --db tuning.db node2.db"},
       {"db gc", "isatune db gc --db tuning.db"},
+      {"db vendor-time", "isatune db vendor-time --db tuning.db --sig a=f16,b=f16,cd=f32,layout=NT --problem "
+                         "M=4096,N=4096,K=4096 --target sm_90a --cus 132 --ms 0.173 --library 'cublas 13.0'"},
       {"db migrate", "isatune db migrate --db old.db"},
       {"devices", "isatune devices --json"},
       {"run", "isatune run tests/fixtures/vector_add.s --kernel vadd --grid 4 --block 256 \\\n"

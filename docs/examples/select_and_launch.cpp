@@ -24,7 +24,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   isatune_kernel* kernel = nullptr;
-  if (isatune_select(ctx, argv[3], argv[4], argv[5], &kernel) != ISATUNE_OK) {
+  const isatune_status selected = isatune_select(ctx, argv[3], argv[4], argv[5], &kernel);
+  if (selected == ISATUNE_USE_VENDOR) { // a tuned kernel fits, but the vendor library was recorded faster
+    const char* library = nullptr;
+    double vendor_ms = 0, tuned_ms = 0;
+    isatune_vendor_advice(&library, &vendor_ms, &tuned_ms);
+    std::printf("call the vendor library: %s (%.4f ms, tuned %.4f ms)\n", library, vendor_ms, tuned_ms);
+    isatune_close(ctx);
+    return 0;
+  }
+  if (selected != ISATUNE_OK) {
     std::fprintf(stderr, "select: %s\n", isatune_last_error());
     isatune_close(ctx);
     return 1;

@@ -14,7 +14,9 @@ typedef enum isatune_status {
   ISATUNE_ERROR_INPUT = 1,       /* bad database, bad JSON, wrong arguments, corrupt blob */
   ISATUNE_ERROR_UNAVAILABLE = 2, /* a driver or device is absent */
   ISATUNE_ERROR_NOT_FOUND = 3,   /* nothing tuned fits the request; the message says what is missing */
-  ISATUNE_ERROR_INTERNAL = 4
+  ISATUNE_ERROR_INTERNAL = 4,
+  ISATUNE_USE_VENDOR = 5 /* a tuned kernel fits but the vendor library (cuBLAS, rocBLAS) was recorded faster for
+                            that problem: call the vendor library (isatune_vendor_advice says which and how fast) */
 } isatune_status;
 
 typedef struct isatune_context isatune_context; /* a database + a device + caches */
@@ -28,6 +30,9 @@ typedef struct isatune_kernel_desc {
   int exact;               /* 1: tuned for this very problem */
   double distance;         /* log-space distance to the tuned problem */
   double median_ms;        /* as measured when tuned */
+  int rerank_winner;       /* 1: the re-ranking's interval winner rather than the fastest single median */
+  double vendor_ms;        /* the vendor library's recorded time for tuned_problem; 0: none recorded */
+  const char* vendor_library; /* "" when none */
 } isatune_kernel_desc;
 
 typedef struct isatune_arg {
@@ -53,9 +58,12 @@ isatune_status isatune_device_count(size_t* count);
 isatune_status isatune_open(const char* db_path, const char* device_spec, isatune_context** out);
 void isatune_close(isatune_context* ctx);
 
-/* The kernel stays valid until isatune_close. */
+/* The kernel stays valid until isatune_close. ISATUNE_USE_VENDOR: every tuned entry that fits is slower than the
+ * vendor library's recorded time (*out is left unchanged). */
 isatune_status isatune_select(isatune_context* ctx, const char* generator, const char* signature_json,
                               const char* problem_json, isatune_kernel** out);
+/* After ISATUNE_USE_VENDOR on this thread: the vendor library as recorded, its time and the tuned entry's (ms). */
+isatune_status isatune_vendor_advice(const char** library, double* vendor_ms, double* tuned_ms);
 isatune_status isatune_kernel_describe(isatune_kernel* kernel, isatune_kernel_desc* out);
 /* dims NULL: the geometry from the variant's launch template for the selected problem. */
 isatune_status isatune_launch(isatune_kernel* kernel, const isatune_arg* args, size_t nargs, const isatune_dims* dims);

@@ -20,6 +20,8 @@ struct isatune_kernel {
 
 namespace {
 thread_local std::string g_error;
+thread_local std::string g_vendor_library;
+thread_local double g_vendor_ms = 0, g_tuned_ms = 0;
 
 template <class Fn> isatune_status guarded(Fn&& fn) {
   using namespace isatune;
@@ -27,6 +29,12 @@ template <class Fn> isatune_status guarded(Fn&& fn) {
     fn();
     g_error.clear();
     return ISATUNE_OK;
+  } catch (const loader::VendorFasterError& e) {
+    g_error = e.what();
+    g_vendor_library = e.library;
+    g_vendor_ms = e.vendor_ms;
+    g_tuned_ms = e.tuned_ms;
+    return ISATUNE_USE_VENDOR;
   } catch (const loader::NotFoundError& e) {
     g_error = e.what();
     return ISATUNE_ERROR_NOT_FOUND;
@@ -97,6 +105,17 @@ isatune_status isatune_select(isatune_context* ctx, const char* generator, const
   });
 }
 
+isatune_status isatune_vendor_advice(const char** library, double* vendor_ms, double* tuned_ms) {
+  if (!library || !vendor_ms || !tuned_ms) {
+    g_error = "isatune_vendor_advice: NULL output";
+    return ISATUNE_ERROR_INPUT;
+  }
+  *library = g_vendor_library.c_str();
+  *vendor_ms = g_vendor_ms;
+  *tuned_ms = g_tuned_ms;
+  return g_vendor_library.empty() ? ISATUNE_ERROR_NOT_FOUND : ISATUNE_OK;
+}
+
 isatune_status isatune_kernel_describe(isatune_kernel* kernel, isatune_kernel_desc* out) {
   return guarded([&] {
     need(kernel, "kernel");
@@ -109,6 +128,9 @@ isatune_status isatune_kernel_describe(isatune_kernel* kernel, isatune_kernel_de
     out->exact = s.exact ? 1 : 0;
     out->distance = s.distance;
     out->median_ms = s.median_ms;
+    out->rerank_winner = s.rerank_winner ? 1 : 0;
+    out->vendor_ms = s.vendor_ms;
+    out->vendor_library = s.vendor_library.c_str();
   });
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -385,6 +386,64 @@ int64_t Database::record_measurement(const MeasurementRecord& m) {
     else s.bind(13, m.run_guid);
     s.bind(14, m.message).step();
     return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  });
+}
+
+void Database::record_vendor_time(const VendorTimeRecord& v) {
+  if (!(v.median_ms > 0) || !std::isfinite(v.median_ms))
+    throw InputError("vendor time " + std::to_string(v.median_ms) + " ms: expected a positive number of milliseconds");
+  if (v.source != "measured" && v.source != "manual")
+    throw InputError("vendor time source '" + v.source + "': expected measured or manual");
+  if (v.generator.empty() || v.target_id.empty() || v.library.empty())
+    throw InputError("vendor time: generator, target and library are required");
+  const std::string sig = canonical_json(v.signature, "vendor time signature");
+  const std::string problem = canonical_json(v.problem, "vendor time problem");
+  write_txn(db_, path_, [&] {
+    Stmt s(db_, "INSERT OR REPLACE INTO vendor_times(generator, signature, target_id, compute_units, problem, library, "
+                "median_ms, p20_ms, p80_ms, min_ms, count, timing_method, source, device_id, measured_at, message) "
+                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    s.bind(1, v.generator).bind(2, sig).bind(3, v.target_id).bind(4, int64_t(v.compute_units)).bind(5, problem)
+        .bind(6, v.library).bind(7, v.median_ms).bind_opt(8, v.p20_ms).bind_opt(9, v.p80_ms).bind_opt(10, v.min_ms)
+        .bind(11, v.count).bind(12, v.timing_method).bind(13, v.source);
+    if (v.device_id) s.bind(14, v.device_id);
+    else s.bind_null(14);
+    s.bind(15, v.measured_at.empty() ? now_iso8601() : v.measured_at).bind(16, v.message).step();
+  });
+}
+
+void Database::record_rerank_winner(const RerankWinnerRecord& w) {
+  const std::string sig = canonical_json(w.signature, "winner signature");
+  const std::string problem = canonical_json(w.problem, "winner problem");
+  const std::string key = w.generator + " " + sig + " on " + w.target_id + " (" + std::to_string(w.compute_units) +
+                          " CUs, " + w.device_kind + ") at " + problem;
+  write_txn(db_, path_, [&] {
+    Stmt b(db_, "SELECT median_ms FROM best WHERE generator=? AND signature=? AND target_id=? AND compute_units=? AND "
+                "device_kind=? AND problem=?");
+    b.bind(1, w.generator).bind(2, sig).bind(3, w.target_id).bind(4, int64_t(w.compute_units)).bind(5, w.device_kind)
+        .bind(6, problem);
+    if (!b.step()) throw InputError(path_ + ": re-ranking winner for " + key + ": nothing of it is tuned");
+    const double search_best = b.real(0);
+    Stmt m(db_, "SELECT m.id, m.median_ms FROM measurements m JOIN devices d ON d.id = m.device_id WHERE "
+                "m.variant_id=? AND m.problem=? AND m.status='ok' AND m.median_ms IS NOT NULL AND m.device_kind=? AND "
+                "d.target_id=? AND d.compute_units=? ORDER BY m.median_ms, m.id LIMIT 1");
+    m.bind(1, w.variant_id).bind(2, problem).bind(3, w.device_kind).bind(4, w.target_id)
+        .bind(5, int64_t(w.compute_units));
+    if (!m.step())
+      throw InputError(path_ + ": re-ranking winner for " + key + ": variant " + std::to_string(w.variant_id) +
+                       " has no ok measurement of that problem on that device");
+    const int64_t measurement = m.int64(0);
+    const double median = m.real(1);
+    Stmt s(db_, "INSERT OR REPLACE INTO rerank_winners(generator, signature, target_id, compute_units, device_kind, "
+                "problem, measurement_id, variant_id, median_ms, search_best_ms, rerank_median_ms, rerank_lo_ms, "
+                "rerank_hi_ms, candidates, rounds, separated, flip_rate, run_guid, decided_at) "
+                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    s.bind(1, w.generator).bind(2, sig).bind(3, w.target_id).bind(4, int64_t(w.compute_units)).bind(5, w.device_kind)
+        .bind(6, problem).bind(7, measurement).bind(8, w.variant_id).bind(9, median).bind(10, search_best)
+        .bind(11, w.rerank_median_ms).bind(12, w.rerank_lo_ms).bind(13, w.rerank_hi_ms).bind(14, w.candidates)
+        .bind(15, w.rounds).bind(16, int64_t(w.separated ? 1 : 0)).bind(17, w.flip_rate);
+    if (w.run_guid.empty()) s.bind_null(18);
+    else s.bind(18, w.run_guid);
+    s.bind(19, now_iso8601()).step();
   });
 }
 

@@ -25,6 +25,7 @@ public:
   ~DlLibrary() = default; // drivers stay loaded for the life of the process
   bool ok() const { return handle_ != nullptr; }
   const std::string& reason() const { return reason_; }
+  const std::string& name() const { return name_; } // the name that opened
   template <class F> F symbol(const char* name) const {
     void* p = handle_ ? dlsym(handle_, name) : nullptr;
     if (!p) throw UnavailableError(name_ + ": symbol " + name + " not found (driver too old?)");

@@ -111,6 +111,43 @@ INSERT INTO measurements(variant_id, device_id, problem, status, median_ms, p20_
   ORDER BY m.id;
 )sql";
 
+// Schema version 5's tables. A vendor time is keyed by strings: the newer one wins. A re-ranking winner is mapped
+// to this database's variant and to its fastest ok measurement of the problem on a device of that key (the
+// measurement ids differ); the newer decision wins. Readers drop a winner that `best` has since beaten.
+const char* kCopyBaselines = R"sql(
+INSERT INTO vendor_times(generator, signature, target_id, compute_units, problem, library, median_ms, p20_ms, p80_ms,
+                         min_ms, count, timing_method, source, device_id, measured_at, message)
+  SELECT s.generator, s.signature, s.target_id, s.compute_units, s.problem, s.library, s.median_ms, s.p20_ms,
+         s.p80_ms, s.min_ms, s.count, s.timing_method, s.source, (SELECT dst FROM merge_dmap WHERE src = s.device_id),
+         s.measured_at, s.message
+  FROM src.vendor_times s WHERE true
+  ON CONFLICT(generator, signature, target_id, compute_units, problem) DO UPDATE SET
+    library = excluded.library, median_ms = excluded.median_ms, p20_ms = excluded.p20_ms, p80_ms = excluded.p80_ms,
+    min_ms = excluded.min_ms, count = excluded.count, timing_method = excluded.timing_method, source = excluded.source,
+    device_id = excluded.device_id, measured_at = excluded.measured_at, message = excluded.message
+  WHERE excluded.measured_at > vendor_times.measured_at;
+INSERT INTO rerank_winners(generator, signature, target_id, compute_units, device_kind, problem, measurement_id,
+                           variant_id, median_ms, search_best_ms, rerank_median_ms, rerank_lo_ms, rerank_hi_ms,
+                           candidates, rounds, separated, flip_rate, run_guid, decided_at)
+  SELECT w.generator, w.signature, w.target_id, w.compute_units, w.device_kind, w.problem, m.id, vm.dst, m.median_ms,
+         w.search_best_ms, w.rerank_median_ms, w.rerank_lo_ms, w.rerank_hi_ms, w.candidates, w.rounds, w.separated,
+         w.flip_rate, w.run_guid, w.decided_at
+  FROM src.rerank_winners w JOIN merge_vmap vm ON vm.src = w.variant_id
+  JOIN main.measurements m ON m.id = (
+    SELECT x.id FROM main.measurements x JOIN main.devices d ON d.id = x.device_id
+    WHERE x.variant_id = vm.dst AND x.problem = w.problem AND x.status = 'ok' AND x.median_ms IS NOT NULL
+      AND x.device_kind = w.device_kind AND d.target_id = w.target_id AND d.compute_units = w.compute_units
+    ORDER BY x.median_ms, x.id LIMIT 1)
+  WHERE true
+  ON CONFLICT(generator, signature, target_id, compute_units, device_kind, problem) DO UPDATE SET
+    measurement_id = excluded.measurement_id, variant_id = excluded.variant_id, median_ms = excluded.median_ms,
+    search_best_ms = excluded.search_best_ms, rerank_median_ms = excluded.rerank_median_ms,
+    rerank_lo_ms = excluded.rerank_lo_ms, rerank_hi_ms = excluded.rerank_hi_ms, candidates = excluded.candidates,
+    rounds = excluded.rounds, separated = excluded.separated, flip_rate = excluded.flip_rate,
+    run_guid = excluded.run_guid, decided_at = excluded.decided_at
+  WHERE excluded.decided_at > rerank_winners.decided_at;
+)sql";
+
 std::string device_key_text(Stmt& s, int first) {
   return s.text(first) + " " + s.text(first + 1) + " '" + s.text(first + 2) + "' " + s.text(first + 3) + " CUs";
 }
@@ -230,6 +267,7 @@ MergeReport Database::merge(const std::vector<std::string>& inputs, uint32_t exp
       f.measurements_added = size_t(sqlite3_changes(db_));
       exec(db_, kCopyRunless, path_ + " <- " + path);
       f.measurements_added += size_t(sqlite3_changes(db_));
+      exec(db_, kCopyBaselines, path_ + " <- " + path);
       cleanup();
       exec(db_, "COMMIT", path_);
       for (auto& [dev, kind] : added_kinds) kinds[dev].insert(kind);

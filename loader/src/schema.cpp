@@ -177,6 +177,51 @@ ALTER TABLE runs ADD COLUMN shard TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN scheduler_job TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 5: the vendor library's time for a tuned problem (cuBLAS, rocBLAS), per (generator, signature, device
+// target and CU count, problem) as `best` keys it (vendor libraries run on real devices only), measured by the
+// tuner through the loader (loader/vendor_gemm.h) or set by hand (`isatune db vendor-time`); and the re-ranking's
+// winner (tuner/rerank.h) per key of `best`, which readers prefer to the fastest single median while the search
+// has found nothing faster than what was re-ranked (search_best_ms: `best`'s median when the winner was decided).
+// New tables only: every older row stays as it was (the trigger is dropped and made again, as by every step).
+const char* kStep5 = R"sql(
+DROP TRIGGER measurements_best;
+CREATE TABLE vendor_times(
+  generator TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  target_id TEXT NOT NULL,
+  compute_units INTEGER NOT NULL,
+  problem TEXT NOT NULL,
+  library TEXT NOT NULL,
+  median_ms REAL NOT NULL CHECK(median_ms > 0),
+  p20_ms REAL, p80_ms REAL, min_ms REAL,
+  count INTEGER NOT NULL DEFAULT 0,
+  timing_method TEXT NOT NULL,
+  source TEXT NOT NULL CHECK(source IN ('measured','manual')),
+  device_id INTEGER REFERENCES devices(id),
+  measured_at TEXT NOT NULL,
+  message TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(generator, signature, target_id, compute_units, problem)) WITHOUT ROWID;
+CREATE TABLE rerank_winners(
+  generator TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  target_id TEXT NOT NULL,
+  compute_units INTEGER NOT NULL,
+  device_kind TEXT NOT NULL,
+  problem TEXT NOT NULL,
+  measurement_id INTEGER NOT NULL REFERENCES measurements(id),
+  variant_id INTEGER NOT NULL REFERENCES variants(id),
+  median_ms REAL NOT NULL,
+  search_best_ms REAL NOT NULL,
+  rerank_median_ms REAL NOT NULL, rerank_lo_ms REAL NOT NULL, rerank_hi_ms REAL NOT NULL,
+  candidates INTEGER NOT NULL,
+  rounds INTEGER NOT NULL,
+  separated INTEGER NOT NULL CHECK(separated IN (0,1)),
+  flip_rate REAL NOT NULL,
+  run_guid TEXT REFERENCES runs(guid),
+  decided_at TEXT NOT NULL,
+  PRIMARY KEY(generator, signature, target_id, compute_units, device_kind, problem)) WITHOUT ROWID;
+)sql";
+
 // Rebuilds `best` from every measurement (the v1 -> v2 migration, and after gc or merge).
 const char* kRebuildBest = R"sql(
 DELETE FROM best;
@@ -195,7 +240,7 @@ ON CONFLICT(generator, signature, target_id, compute_units, device_kind, problem
 void rebuild_best(sqlite3* db, const std::string& context) { exec(db, kRebuildBest, context); }
 
 void migrate(sqlite3* db, int from_version, int target, const std::string& context) {
-  static const char* steps[] = {kStep1, kStep2, kStep3, kStep4};
+  static const char* steps[] = {kStep1, kStep2, kStep3, kStep4, kStep5};
   if (target > static_cast<int>(std::size(steps))) throw Error("internal: no migration to version " + std::to_string(target));
   for (int v = from_version; v < target; ++v) {
     const std::string what = context + ": migrating to schema version " + std::to_string(v + 1);

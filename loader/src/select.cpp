@@ -1,6 +1,7 @@
 #include "isatune/loader/select.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <set>
 
@@ -107,11 +108,20 @@ std::shared_ptr<TuningDb::Group> TuningDb::group(const std::string& generator, c
   auto g = std::make_shared<Group>();
   {
     std::lock_guard conn(conn_mutex_);
+    // The re-ranking's winner replaces the fastest single median unless a later search found something faster
+    // than what was re-ranked; the vendor library's time (real devices only) rides along.
     auto rows = db_.query(
-        "SELECT b.problem, b.measurement_id, b.variant_id, b.median_ms, v.code_object, v.kernel, v.parameters, "
-        "v.launch, g.version_hash FROM best b JOIN variants v ON v.id = b.variant_id JOIN generators g ON "
-        "g.id = v.generator_id WHERE b.generator=? AND b.signature=? AND b.target_id=? AND b.compute_units=? AND "
-        "b.device_kind=? ORDER BY b.problem",
+        "SELECT b.problem, coalesce(w.measurement_id, b.measurement_id), coalesce(w.variant_id, b.variant_id), "
+        "coalesce(w.median_ms, b.median_ms), v.code_object, v.kernel, v.parameters, v.launch, g.version_hash, "
+        "w.variant_id IS NOT NULL, vt.median_ms, vt.library FROM best b "
+        "LEFT JOIN rerank_winners w ON w.generator = b.generator AND w.signature = b.signature AND w.target_id = "
+        "b.target_id AND w.compute_units = b.compute_units AND w.device_kind = b.device_kind AND w.problem = b.problem "
+        "AND b.median_ms >= w.search_best_ms "
+        "LEFT JOIN vendor_times vt ON b.device_kind = 'real' AND vt.generator = b.generator AND vt.signature = "
+        "b.signature AND vt.target_id = b.target_id AND vt.compute_units = b.compute_units AND vt.problem = b.problem "
+        "JOIN variants v ON v.id = coalesce(w.variant_id, b.variant_id) JOIN generators g ON g.id = v.generator_id "
+        "WHERE b.generator=? AND b.signature=? AND b.target_id=? AND b.compute_units=? AND b.device_kind=? "
+        "ORDER BY b.problem",
         {generator, signature, target, cus, kind});
     for (auto& r : rows) {
       auto s = std::make_shared<Selection>();
@@ -126,6 +136,11 @@ std::shared_ptr<TuningDb::Group> TuningDb::group(const std::string& generator, c
       s->parameters = db::to_string(r[6]);
       s->launch = db::to_string(r[7]);
       s->generator_version = db::to_string(r[8]);
+      s->rerank_winner = std::get<int64_t>(r[9]) != 0;
+      if (!std::holds_alternative<std::monostate>(r[10])) {
+        s->vendor_ms = std::holds_alternative<double>(r[10]) ? std::get<double>(r[10]) : double(std::get<int64_t>(r[10]));
+        s->vendor_library = db::to_string(r[11]);
+      }
       s->target_id = target;
       s->compute_units = uint32_t(cus);
       s->device_kind = kind;
@@ -213,20 +228,38 @@ std::shared_ptr<const Selection> TuningDb::select(std::string_view generator, st
   if (!found) not_found(gen, sig, device, kind);
   auto g = group(gen, sig, target, cus, kind);
 
+  // Never an entry the vendor library beats on its own problem.
+  auto vendor_faster = [](const Selection& s) { return s.vendor_ms > 0 && s.median_ms > s.vendor_ms; };
+  auto use_vendor = [&](const Selection& s) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, ": tuned %.6g ms, %s %.6g ms", s.median_ms, s.vendor_library.c_str(), s.vendor_ms);
+    throw VendorFasterError(path_ + ": no tuned entry better than the vendor library for generator '" + gen +
+                                "' signature " + sig + " on " + target + " at " + s.tuned_problem + buf +
+                                "; call the vendor library",
+                            s.vendor_library, s.vendor_ms, s.median_ms);
+  };
   std::shared_ptr<Selection> chosen;
   if (auto it = g->by_problem.find(prob); it != g->by_problem.end()) {
-    chosen = std::make_shared<Selection>(*g->points[it->second].base);
+    const Selection& base = *g->points[it->second].base;
+    if (vendor_faster(base)) use_vendor(base);
+    chosen = std::make_shared<Selection>(base);
     chosen->exact = true;
   } else {
-    double best_d = std::numeric_limits<double>::infinity();
+    double best_d = std::numeric_limits<double>::infinity(), beaten_d = best_d;
     const Point* best = nullptr;
+    const Point* beaten = nullptr; // the nearest entry the vendor library beats
     for (const auto& p : g->points) {
       double d = problem_distance(prob_json, p.parsed);
+      if (vendor_faster(*p.base)) {
+        if (d < beaten_d) beaten_d = d, beaten = &p;
+        continue;
+      }
       if (d < best_d || (d == best_d && best && p.base->median_ms < best->base->median_ms)) {
         best_d = d;
         best = &p;
       }
     }
+    if (!best && beaten) use_vendor(*beaten->base);
     if (!best)
       throw NotFoundError(path_ + ": generator '" + gen + "' signature " + sig + " on " + target + ": no tuned problem is " +
                           "comparable with " + prob + " (same keys and equal non-numeric values needed; e.g. " +

@@ -56,6 +56,9 @@ py::dict selection_dict(const loader::Selection& s) {
   d["code_object"] = s.code_object;
   d["kernel"] = s.kernel;
   d["launch"] = s.launch;
+  d["rerank_winner"] = s.rerank_winner;
+  d["vendor_ms"] = s.vendor_ms; // 0: no vendor time recorded
+  d["vendor_library"] = s.vendor_library;
   return d;
 }
 

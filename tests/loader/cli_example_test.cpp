@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "isatune/db/json.h"
 #include "test_util.h"
 #ifdef ISATUNE_EMU_PLUGIN
 #include "isatune/toolchain/assembler.h"
@@ -159,4 +160,62 @@ TEST(Example, BuildsAgainstInstalledPackageAndRuns) {
   auto nodev = run(app_path + " " + dir + "/tune.db hip:0 vector_add '{}' '{}' 1");
   EXPECT_EQ(nodev.rc, 1);
   EXPECT_NE(nodev.out.find("hip"), std::string::npos) << nodev.out;
+}
+
+// `db vendor-time` sets the vendor library's time by hand; `db best` shows the ratio and flags entries slower than
+// it (text and --json); bad input is refused with the reason.
+TEST(Cli, VendorTimeAndBestFlagsSlowerEntries) {
+  auto dir = testutil::temp_dir();
+  const std::string db = dir + "/t.db";
+  {
+    auto d = isatune::db::Database::open(db);
+    testutil::populate(d, {256, 1024}, 2);
+  }
+  const std::string key = " --db " + db + " -g vector_add --sig '" + testutil::kSignature +
+                          "' --target amdgcn-amd-amdhsa--gfx942:sramecc+:xnack- --cus 304";
+  auto set = run(kCli + " db vendor-time" + key + " --problem '{\"n\":1024}' --ms 0.0005 --library 'cublas 13.0'");
+  ASSERT_EQ(set.rc, 0) << set.out;
+  EXPECT_NE(set.out.find("vendor time 0.0005 ms (cublas 13.0, manual)"), std::string::npos) << set.out;
+  EXPECT_EQ(run(kCli + " db vendor-time" + key + " --problem '{\"n\":256}' --ms 2 --json").rc, 0);
+  auto best = run(kCli + " db best --json --db " + db);
+  ASSERT_EQ(best.rc, 0) << best.out;
+  const auto j = isatune::db::JsonValue::parse(best.out);
+  ASSERT_EQ(j.items().size(), 2u);
+  for (const auto& e : j.items()) {
+    const auto* vendor = e.find("vendor");
+    ASSERT_TRUE(vendor && vendor->is_object()) << e.canonical();
+    const bool slower = e.find("slower_than_vendor")->as_bool();
+    if (e.find("problem")->as_string() == "{\"n\":1024}") {
+      EXPECT_TRUE(slower) << e.canonical();
+      EXPECT_NEAR(e.find("vs_vendor")->as_number(), 0.001024 / 0.0005, 1e-9);
+      EXPECT_EQ(vendor->find("library")->as_string(), "cublas 13.0");
+      EXPECT_EQ(vendor->find("source")->as_string(), "manual");
+    } else {
+      EXPECT_FALSE(slower) << e.canonical();
+      EXPECT_LT(e.find("vs_vendor")->as_number(), 1.0);
+    }
+    EXPECT_EQ(e.find("chosen_by")->as_string(), "fastest");
+  }
+  auto text = run(kCli + " db best --db " + db);
+  ASSERT_EQ(text.rc, 0) << text.out;
+  EXPECT_NE(text.out.find("SLOWER THAN VENDOR"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("2.05x"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("1 tuned entry is slower than the vendor library"), std::string::npos) << text.out;
+
+  // The gemm generator's k=v words, defaults filled in as the tuner records them.
+  auto gemm = run(kCli + " db vendor-time --db " + db +
+                  " --sig a=bf16 --problem M=64,N=64,K=32 --target sm_90a --cus 132 --ms 0.01 --json");
+  ASSERT_EQ(gemm.rc, 0) << gemm.out;
+  EXPECT_NE(isatune::db::JsonValue::parse(gemm.out).find("signature")->as_string().find("\"layout\":\"NN\""),
+            std::string::npos)
+      << gemm.out;
+  auto zero = run(kCli + " db vendor-time" + key + " --problem '{\"n\":256}' --ms 0");
+  EXPECT_EQ(zero.rc, 1);
+  EXPECT_NE(zero.out.find("--ms"), std::string::npos) << zero.out;
+  auto no_target = run(kCli + " db vendor-time --db " + db + " -g vector_add --problem '{\"n\":1}' --ms 1");
+  EXPECT_EQ(no_target.rc, 1);
+  EXPECT_NE(no_target.out.find("--target and --cus"), std::string::npos) << no_target.out;
+  auto emu = run(kCli + " db vendor-time --db " + db + " --sig a=f16 --problem M=64,N=64,K=32 --device emu:gfx942");
+  EXPECT_NE(emu.rc, 0);
+  EXPECT_NE(emu.out.find("no vendor library"), std::string::npos) << emu.out;
 }

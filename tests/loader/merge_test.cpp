@@ -290,7 +290,7 @@ TEST(Merge, VersionThreeFileGainsRunIdentityColumns) {
     sqlite3_close(raw);
   }
   auto d = db::Database::open(path);
-  EXPECT_EQ(d.schema_version(), 4);
+  EXPECT_EQ(d.schema_version(), db::kSchemaVersion);
   auto runs = d.query("SELECT guid, ended_at, device_id, device_uuid, pci_bus_id, compute_units, clock_khz, "
                       "driver_version, shard, scheduler_job FROM runs");
   ASSERT_EQ(runs.size(), 1u);

@@ -227,6 +227,39 @@ double GeneratorEvaluator::remeasure(const gen::Config& config) {
   return sum;
 }
 
+void GeneratorEvaluator::record_rerank_winner(const gen::Config& winner, const RerankResult& result) {
+  if (!recorder_) return;
+  const auto& c = result.candidates.at(result.winner);
+  TuningRecorder::RerankSummary s{c.median_ms, c.lo_ms, c.hi_ms, result.candidates.size(), result.rounds,
+                                  result.separated, result.flip_rate};
+  const gen::Params params = gen::params_of(space_, winner);
+  for (const auto& p : job_.problems) recorder_->record_rerank_winner(params, p, s);
+}
+
+std::vector<loader::VendorTiming> GeneratorEvaluator::record_vendor_times(loader::Device& device) {
+  std::vector<loader::VendorTiming> out;
+  const std::string sig = nlohmann::json(job_.sig).dump();
+  loader::VendorTimingOptions o;
+  o.warmup = options_.run.timing.warmup;
+  o.min_reps = options_.run.timing.min_reps;
+  o.max_reps = options_.run.timing.max_reps;
+  o.budget_ms = options_.run.timing.budget_ms;
+  o.flush_bytes = options_.run.timing.flush_bytes;
+  o.seed = options_.run.seed;
+  for (const auto& p : job_.problems) {
+    const auto gemm = loader::vendor_gemm_of(job_.generator->name(), sig, nlohmann::json(p).dump());
+    loader::VendorTiming t;
+    if (!gemm) {
+      t.unavailable = job_.generator->name() + " has no vendor baseline (only gemm: cuBLAS, rocBLAS)";
+    } else {
+      t = loader::time_vendor_gemm(device, *gemm, o);
+      if (t.timed() && recorder_) recorder_->record_vendor_time(p, t);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 std::pair<std::vector<gen::Config>, gen::Problem> GeneratorEvaluator::transfer_seeds(size_t k) const {
   std::set<std::string> own;
   for (const auto& p : job_.problems) own.insert(TuningRecorder::problem_key(p));

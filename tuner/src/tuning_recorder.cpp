@@ -181,4 +181,53 @@ void TuningRecorder::record(const gen::Params& params, const Compiled* compiled,
   }
 }
 
+void TuningRecorder::record_rerank_winner(const gen::Params& params, const gen::Problem& problem,
+                                          const RerankSummary& summary) {
+  const std::string pkey = params_key(params), qkey = problem_key(problem);
+  const auto rows = db_.query(
+      "SELECT v.id FROM variants v JOIN measurements m ON m.variant_id = v.id WHERE v.generator_id = ? AND "
+      "v.signature = ? AND v.parameters = ? AND v.code_object IS NOT NULL AND m.device_id = ? AND m.problem = ? AND "
+      "m.status = 'ok' AND m.median_ms IS NOT NULL ORDER BY m.median_ms, v.id LIMIT 1",
+      {generator_id_, sig_key_, pkey, device_id_, qkey});
+  if (rows.empty())
+    throw InputError(db_.path() + ": the re-ranking's winner " + pkey + " has no ok measurement of " + qkey +
+                     " on this device");
+  db::RerankWinnerRecord w;
+  w.generator = job_.generator->name();
+  w.signature = sig_key_;
+  w.target_id = device_.target_id;
+  w.compute_units = device_.compute_units;
+  w.device_kind = device_.emulated ? "emulated" : "real";
+  w.problem = qkey;
+  w.variant_id = std::get<int64_t>(rows[0][0]);
+  w.rerank_median_ms = summary.median_ms;
+  w.rerank_lo_ms = summary.lo_ms;
+  w.rerank_hi_ms = summary.hi_ms;
+  w.candidates = int64_t(summary.candidates);
+  w.rounds = int64_t(summary.rounds);
+  w.separated = summary.separated;
+  w.flip_rate = summary.flip_rate;
+  w.run_guid = guid_;
+  db_.record_rerank_winner(w);
+}
+
+void TuningRecorder::record_vendor_time(const gen::Problem& problem, const loader::VendorTiming& t) {
+  db::VendorTimeRecord v;
+  v.generator = job_.generator->name();
+  v.signature = sig_key_;
+  v.target_id = device_.target_id;
+  v.compute_units = device_.compute_units;
+  v.problem = problem_key(problem);
+  v.library = t.library;
+  v.median_ms = t.median_ms;
+  v.p20_ms = t.p20_ms;
+  v.p80_ms = t.p80_ms;
+  v.min_ms = t.min_ms;
+  v.count = t.reps;
+  v.timing_method = t.method;
+  v.source = "measured";
+  v.device_id = device_id_;
+  db_.record_vendor_time(v);
+}
+
 } // namespace isatune::tune

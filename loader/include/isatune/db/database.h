@@ -17,7 +17,7 @@ namespace isatune::db {
 
 // The schema this library writes. Older files are migrated in one transaction when opened for writing;
 // newer ones are refused.
-constexpr int kSchemaVersion = 4;
+constexpr int kSchemaVersion = 5;
 // PRAGMA application_id of an isatune database ("isat").
 constexpr int32_t kApplicationId = 0x69736174;
 
@@ -100,6 +100,41 @@ struct MeasurementRecord {
   std::string message;
 };
 
+// Since schema version 5: the vendor library's time for a tuned problem (docs/database.md, vendor_times), keyed
+// as `best` keys a tuned problem but for real devices only. source: measured (the tuner, through the loader's
+// loader/vendor_gemm.h) or manual (`isatune db vendor-time`, for machines where the tuner did not measure it).
+struct VendorTimeRecord {
+  std::string generator;
+  std::string signature;    // JSON, stored canonical
+  std::string target_id;
+  uint32_t compute_units = 0;
+  std::string problem;      // JSON, stored canonical
+  std::string library;      // "cublas 13.0 cublasGemmEx", "rocblas rocblas_gemm_ex", free text when manual
+  double median_ms = 0;     // > 0
+  std::optional<double> p20_ms, p80_ms, min_ms;
+  int64_t count = 0;
+  std::string timing_method = "events";
+  std::string source = "measured"; // measured | manual
+  int64_t device_id = 0;    // 0: none (manual)
+  std::string measured_at;  // empty: now
+  std::string message;
+};
+
+// Since schema version 5: the re-ranking's winner for one tuned problem (tuner/rerank.h). The winning variant's
+// own fastest ok measurement on the problem and `best`'s current median are looked up when it is recorded.
+struct RerankWinnerRecord {
+  std::string generator, signature, target_id;
+  uint32_t compute_units = 0;
+  std::string device_kind = "real";
+  std::string problem;
+  int64_t variant_id = 0;
+  double rerank_median_ms = 0, rerank_lo_ms = 0, rerank_hi_ms = 0; // of the job (the sum over its problems)
+  int64_t candidates = 0, rounds = 0;
+  bool separated = false;
+  double flip_rate = 0;
+  std::string run_guid; // empty: none
+};
+
 // One cell of a query result.
 using Value = std::variant<std::monostate, int64_t, double, std::string>;
 using Row = std::vector<Value>;
@@ -166,6 +201,12 @@ public:
   void record_run_start(const RunRecord& r, const RunIdentity& identity = {});
   void record_run_end(const std::string& guid, const std::string& ended_at = "");
   int64_t record_measurement(const MeasurementRecord& m);
+  // Replaces the key's vendor time (a later measurement or a hand-set value wins). Throws InputError for a
+  // non-positive time, an unknown source or malformed JSON.
+  void record_vendor_time(const VendorTimeRecord& v);
+  // Replaces the key's winner. Throws InputError when the variant has no ok measurement of the problem on a
+  // device of that key, or when the key has no `best` row.
+  void record_rerank_winner(const RerankWinnerRecord& w);
 
   void begin();    // BEGIN IMMEDIATE (waits for the write lock with backoff)
   void commit();

@@ -24,6 +24,17 @@ public:
   using InputError::InputError;
 };
 
+// A tuned kernel exists for the request but the vendor library (cuBLAS, rocBLAS) was recorded faster for that
+// problem (vendor_times, docs/database.md): the application should call the vendor library. A NotFoundError, so
+// code that falls back on "nothing tuned" does the right thing; the C API returns ISATUNE_USE_VENDOR.
+class VendorFasterError : public NotFoundError {
+public:
+  VendorFasterError(const std::string& message, std::string library, double vendor_ms, double tuned_ms)
+      : NotFoundError(message), library(std::move(library)), vendor_ms(vendor_ms), tuned_ms(tuned_ms) {}
+  std::string library; // as recorded ("cublas 13.0 cublasGemmEx")
+  double vendor_ms = 0, tuned_ms = 0;
+};
+
 struct Selection {
   std::string generator, generator_version;
   std::string signature;     // canonical JSON
@@ -41,6 +52,9 @@ struct Selection {
   std::string code_object;   // sha256
   std::string kernel;        // kernel name in the code object
   std::string launch;        // launch template, canonical JSON
+  bool rerank_winner = false; // the re-ranking's winner (rerank_winners), not the fastest single median
+  double vendor_ms = 0;       // the vendor library's recorded time for tuned_problem (0: none recorded)
+  std::string vendor_library;
 };
 
 // sqrt(sum over numeric fields of (ln max(a,1) - ln max(b,1))^2); numeric arrays count element by element.
@@ -58,7 +72,8 @@ public:
   static std::shared_ptr<TuningDb> open(const std::string& path);
   const std::string& path() const { return path_; }
 
-  // Throws NotFoundError when nothing fits, InputError for malformed JSON.
+  // Throws NotFoundError when nothing fits, VendorFasterError when every tuned entry that fits is slower than the
+  // vendor library's recorded time for its problem (never returns such an entry), InputError for malformed JSON.
   std::shared_ptr<const Selection> select(std::string_view generator, std::string_view signature,
                                           std::string_view problem, const DeviceProperties& device);
   // The code object, its hash verified once, then cached.

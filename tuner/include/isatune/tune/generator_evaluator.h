@@ -16,6 +16,7 @@
 #include "isatune/tune/compile_pool.h"
 #include "isatune/tune/device_runner.h"
 #include "isatune/tune/evaluation.h"
+#include "isatune/tune/rerank.h"
 #include "isatune/tune/tuning_recorder.h"
 
 namespace isatune::tune {
@@ -85,6 +86,13 @@ public:
   // Times a configuration again on every problem (unchecked: it passed its check; not recorded): the sum of the
   // problems' median times, NaN when it does not run. For the final re-ranking (rerank.h).
   double remeasure(const gen::Config& config);
+  // Writes the re-ranking's winner (`winner`, its RerankResult) for every problem of the job to the database, so
+  // that `db best` and the loader use it rather than the fastest single median. Without a database: nothing.
+  void record_rerank_winner(const gen::Config& winner, const RerankResult& result);
+  // The vendor library's time (loader/vendor_gemm.h) for every problem of the job on `device` (the runner's
+  // device or the same GPU opened in this process), with this evaluator's timing protocol, recorded in the
+  // database when there is one. One entry per problem; an entry that is not timed() says why.
+  std::vector<loader::VendorTiming> record_vendor_times(loader::Device& device);
   EvaluatorStats stats() const;
   const std::string& run_guid() const;
   size_t recorded_configurations() const { return recorded_.size(); } // in the database at the start

@@ -10,6 +10,7 @@
 
 #include "isatune/db/database.h"
 #include "isatune/loader/device.h"
+#include "isatune/loader/vendor_gemm.h"
 #include "isatune/tune/variant_runner.h"
 
 namespace isatune::tune {
@@ -57,6 +58,18 @@ public:
   // Commits the variant and one measurement per outcome in one transaction.
   void record(const gen::Params& params, const Compiled* compiled, const std::vector<Outcome>& outcomes);
   size_t recorded() const { return recorded_; } // measurements written by this recorder
+
+  // The re-ranking's winner (tuner/rerank.h) for one problem of the job, under this run: the variant of
+  // `params` with an ok measurement of the problem on this device. Throws InputError when there is none.
+  struct RerankSummary {
+    double median_ms = 0, lo_ms = 0, hi_ms = 0; // the winner's, of the job's time
+    size_t candidates = 0, rounds = 0;
+    bool separated = false;
+    double flip_rate = 0;
+  };
+  void record_rerank_winner(const gen::Params& params, const gen::Problem& problem, const RerankSummary& summary);
+  // The vendor library's time for one problem of the job, measured on this device (source "measured").
+  void record_vendor_time(const gen::Problem& problem, const loader::VendorTiming& timing);
 
 private:
   db::Database& db_;
