@@ -216,7 +216,8 @@ std::vector<FmhaRow> read_fmha_readme(const std::string& path) {
 // The fixtures' forward kernels (tests/fixtures/aiter/README.md); AITER's benchmark defaults to RTNA (v3_bf16_cvt
 // 1): gfx942 non-causal takes the RTNE file (same instructions but the rounding), causal the RTNA one.
 std::string fmha_symbol(const std::string& gfx, bool causal) {
-  if (gfx == "gfx942") return causal ? "_ZN5aiter31fmha_fwd_hd128_bf16_causal_rtnaE" : "_ZN5aiter24fmha_fwd_hd128_bf16_rtneE";
+  if (gfx == "gfx942")
+    return causal ? "_ZN5aiter31fmha_fwd_hd128_bf16_causal_rtnaE" : "_ZN5aiter24fmha_fwd_hd128_bf16_rtneE";
   return causal ? "_ZN5aiter26fmha_fwd_hd128_bf16_causalE" : "_ZN5aiter19fmha_fwd_hd128_bf16E";
 }
 
@@ -242,8 +243,10 @@ emu::LaunchStats predict_fmha(const CodeObject& code, const FmhaRow& r, unsigned
   };
   const uint32_t D = r.d, gqa = r.hq / r.hk;
   const uint64_t pq = random_buffer(size_t(r.batch) * r.sq * r.hq * D);
-  const uint64_t pk = random_buffer(size_t(r.batch) * r.sk * r.hk * D), pv = random_buffer(size_t(r.batch) * r.sk * r.hk * D);
-  const uint64_t po = dev->alloc(size_t(r.batch) * r.sq * r.hq * D * 2), pl = dev->alloc(size_t(r.batch) * r.hq * r.sq * 4);
+  const uint64_t pk = random_buffer(size_t(r.batch) * r.sk * r.hk * D);
+  const uint64_t pv = random_buffer(size_t(r.batch) * r.sk * r.hk * D);
+  const uint64_t po = dev->alloc(size_t(r.batch) * r.sq * r.hq * D * 2);
+  const uint64_t pl = dev->alloc(size_t(r.batch) * r.hq * r.sq * 4);
   const float scale = float(1.0 / std::sqrt(double(D)));
   const uint32_t qrow = r.hq * D * 2, krow = r.hk * D * 2, orow = r.hq * D * 2;
   const uint32_t opt = r.causal && r.hq % 8 != 0 ? 3 : 5;
@@ -352,10 +355,12 @@ int run_fmha_check(const ModelCheckOptions& opt) {
   char buf[512];
   std::cout << "model check: " << opt.fmha_readme << " fmha forward (predicted = the emulator's timing model, not a "
                "measurement; measured = AMD's published TFLOP/s)\n";
-  std::cout << " line  gfx     b   hq  hk     sq     sk  causal  measured TF/s  predicted TF/s   error  CUs simulated\n";
+  std::cout << " line  gfx     b   hq  hk     sq     sk  causal  measured TF/s  predicted TF/s   error  "
+               "CUs simulated\n";
   for (const FmhaRow& r : rows) {
     if (!r.skipped.empty()) continue;
-    std::snprintf(buf, sizeof buf, "%5zu  %s %3u %4u %3u %6u %6u %7d %14.1f %15.1f %+7.1f%%  %u of %u (%llu of %llu workgroups)\n",
+    std::snprintf(buf, sizeof buf,
+                  "%5zu  %s %3u %4u %3u %6u %6u %7d %14.1f %15.1f %+7.1f%%  %u of %u (%llu of %llu workgroups)\n",
                   r.line, r.gfx.c_str(), r.batch, r.hq, r.hk, r.sq, r.sk, int(r.causal), r.measured_tflops,
                   r.predicted_tflops, 100 * rel(r), r.stats.simulated_cus, r.stats.compute_units,
                   (unsigned long long)r.stats.simulated_workgroups, (unsigned long long)r.stats.workgroups);
@@ -370,7 +375,8 @@ int run_fmha_check(const ModelCheckOptions& opt) {
               << "symmetry; HBM and L2 traffic modelled analytically for the whole chip\n";
   for (const char* g : role) {
     if (!pred.count(g)) continue;
-    std::snprintf(buf, sizeof buf, "%s: %zu rows compared: median |error| %.1f%%, Spearman rank correlation %.3f (%s)\n",
+    std::snprintf(buf, sizeof buf,
+                  "%s: %zu rows compared: median |error| %.1f%%, Spearman rank correlation %.3f (%s)\n",
                   g, pred[g].size(), 100 * median_of(err[g]), spearman(pred[g], meas[g]), role_of(g));
     std::cout << buf;
   }
@@ -422,7 +428,8 @@ int run_model_check(const ModelCheckOptions& opt) {
       r.skipped = "not a plain bf16gemm_fp32bf16_tn_{M}x64 kernel (launch not modelled)";
     else if (gflop > opt.max_gflop) {
       // Over the limit: simulate a CU subset, unless the split-K semaphore makes workgroups wait on each other.
-      const uint64_t wgs = uint64_t((r.n + 63) / 64) * ((r.m + tile_m_of(r.kernel) - 1) / tile_m_of(r.kernel)) * r.split;
+      const uint32_t tm = tile_m_of(r.kernel);
+      const uint64_t wgs = uint64_t((r.n + 63) / 64) * ((r.m + tm - 1) / tm) * r.split;
       const bool waits = r.split > 1 && r.kernel.find("_clean") != std::string::npos;
       if (opt.cu_subset && !waits &&
           simulated_flop(2.0 * r.m * r.n * r.k, wgs, chip_cus(r.gfx), opt.cu_subset) / 1e9 <= opt.max_gflop)
@@ -522,8 +529,8 @@ void add_model_command(CLI::App& app, const GlobalOptions& global, int& status) 
   auto* csv = check->add_option("--aiter-csv", opt->csv,
                                  "AITER tuned GEMM CSV (aiter/configs/bf16_tuned_gemm.csv format)");
   auto* readme = check->add_option("--fmha-readme", opt->fmha_readme,
-                                   "AITER's op_tests/cpp/mha/README.md: its fmha forward TFLOP/s table (MI300X, MI355X) "
-                                   "against the fixtures' fmha_v3_fwd hd128 bf16 kernels");
+                                   "AITER's op_tests/cpp/mha/README.md: its fmha forward TFLOP/s table (MI300X, "
+                                   "MI355X) against the fixtures' fmha_v3_fwd hd128 bf16 kernels");
   csv->excludes(readme);
   check->add_option("--co-dir", opt->co_dir, "Folder searched recursively for the kernels' .co files")->required();
   check->add_option("--gfx", opt->gfx, "Only rows of this gfx (gfx942, gfx950)");
