@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <thread>
 
 #include "decoder.h"
@@ -191,10 +192,21 @@ void EmuDevice::launch(loader::Function& function, const loader::LaunchConfig& c
   ctx.wave_order = options_.wave_order;
 
   const uint64_t total = uint64_t(g.x) * g.y * g.z;
-  unsigned nthreads = options_.threads ? options_.threads : std::max(1u, std::thread::hardware_concurrency());
-  nthreads = unsigned(std::min<uint64_t>(nthreads, total));
   const TimingParams& tp = timing_params(impl_->target->gfx);
   const uint32_t cus = impl_->target->compute_units;
+  // CU subset: the workgroups dealt to `subset` CUs evenly spread over the chip (CU 0, the busiest of the round
+  // robin, first); `order` lists them CU by CU in dispatch order. Empty: every workgroup.
+  std::vector<uint64_t> order;
+  uint32_t subset = cus;
+  if (options_.cu_subset && options_.cu_subset < cus && total > options_.cu_subset) {
+    subset = options_.cu_subset;
+    for (uint32_t j = 0; j < subset; ++j)
+      for (uint64_t i = uint64_t(j) * cus / subset; i < total; i += cus) order.push_back(i);
+    std::sort(order.begin(), order.end());
+  }
+  const uint64_t simulated = order.empty() ? total : order.size();
+  unsigned nthreads = options_.threads ? options_.threads : std::max(1u, std::thread::hardware_concurrency());
+  nthreads = unsigned(std::min<uint64_t>(nthreads, simulated));
   std::atomic<uint64_t> next{0};
   std::mutex merge;
   std::exception_ptr error;
@@ -211,7 +223,8 @@ void EmuDevice::launch(loader::Function& function, const loader::LaunchConfig& c
     std::vector<CuLoad> local_loads(cus);
     for (;;) {
       uint64_t i = next.fetch_add(1);
-      if (i >= total || ctx.stop.load()) break;
+      if (i >= simulated || ctx.stop.load()) break;
+      if (!order.empty()) i = order[i];
       uint32_t id[3] = {uint32_t(i % g.x), uint32_t((i / g.x) % g.y), uint32_t(i / (uint64_t(g.x) * g.y))};
       try {
         WorkgroupCost c = runner.run(ctx, k, setup, id);
@@ -284,18 +297,39 @@ void EmuDevice::launch(loader::Function& function, const loader::LaunchConfig& c
     std::sort(v.begin(), v.end());
     return double(std::unique(v.begin(), v.end()) - v.begin());
   };
-  last_.dram_bytes = (distinct(read_lines) + distinct(write_lines)) * tp.line_bytes;
-  last_.l2_bytes = double(sum.l1_miss_lines) * tp.line_bytes;
-  last_.requested_bytes = double(sum.bytes);
-  last_.flops = double(sum.flops);
+  // Subset: per-launch sums scale with the workgroups; the distinct lines (HBM traffic) do not (workgroups share
+  // their inputs), so the whole chip's are modelled as the subset's scaled up, capped by the full size of every
+  // allocation the subset touched (a GEMM reads all of A and B and writes all of C), and never below the
+  // subset's own.
+  const double scale = double(total) / double(simulated);
+  auto chip_lines = [&](std::vector<uint64_t>& v) {
+    const double own = distinct(v);
+    if (order.empty()) return own;
+    std::map<uint64_t, uint64_t> touched; // allocation start -> size
+    for (uint64_t line : v) {
+      uint64_t start = 0, size = 0;
+      uint8_t* data = nullptr;
+      if (impl_->memory.block(line * tp.line_bytes, start, size, data)) touched.emplace(start, size);
+    }
+    double full = 0;
+    for (const auto& [start, size] : touched)
+      full += double((start + size + tp.line_bytes - 1) / tp.line_bytes - start / tp.line_bytes);
+    return std::max(own, std::min(own * scale, full));
+  };
+  last_.dram_bytes = (chip_lines(read_lines) + chip_lines(write_lines)) * tp.line_bytes;
+  last_.l2_bytes = double(sum.l1_miss_lines) * tp.line_bytes * scale;
+  last_.requested_bytes = double(sum.bytes) * scale;
+  last_.flops = double(sum.flops) * scale;
+  last_.simulated_cus = subset;
+  last_.simulated_workgroups = simulated;
   last_.dram_cycles = uint64_t(std::ceil(last_.dram_bytes / (tp.hbm_bytes_per_clk * tp.hbm_efficiency)));
   last_.l2_cycles = uint64_t(std::ceil(last_.l2_bytes / tp.l2_bytes_per_clk));
   last_.launch_cycles = tp.launch_cycles;
   last_.limiter = last_.cu_cycles >= std::max(last_.dram_cycles, last_.l2_cycles) ? "cu"
                   : last_.dram_cycles >= last_.l2_cycles                          ? "dram"
                                                                                   : "l2";
-  last_.valu_busy = double(sum.valu_busy), last_.mfma_busy = double(sum.mfma_busy);
-  last_.lds_busy = double(sum.lds_busy), last_.vmem_busy = double(sum.vmem_busy);
+  last_.valu_busy = double(sum.valu_busy) * scale, last_.mfma_busy = double(sum.mfma_busy) * scale;
+  last_.lds_busy = double(sum.lds_busy) * scale, last_.vmem_busy = double(sum.vmem_busy) * scale;
   last_.estimated_cycles = std::max({last_.cu_cycles, last_.dram_cycles, last_.l2_cycles}) + tp.launch_cycles;
   last_.estimated_ms = double(last_.estimated_cycles) / (impl_->target->peak_clock_ghz * 1e6);
   last_.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -37,6 +37,51 @@ TEST(CliModelCheck, AiterCalibrationRows) {
   EXPECT_NE(bad.err.find("--aiter-csv"), std::string::npos) << bad.err;
 }
 
+// `isatune model check --fmha-readme`: AITER's published fmha forward TFLOP/s (excerpt of its README, three
+// shapes, MI300X = gfx942 and MI355X = gfx950) against the fixtures' fmha_v3_fwd kernels on a one-CU subset.
+TEST(CliModelCheck, FmhaReadmeRowsOnCuSubset) {
+  const std::string fx = ISATUNE_FIXTURES_DIR;
+  const std::string cmd = "model check --threads 2 --cu-subset 1 --fmha-readme '" + fx +
+                          "/aiter/mha_readme_fwd_excerpt.md' --co-dir '" + fx + "/aiter'";
+  CliResult r = run_isatune(cmd + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 6u) << r.out;
+  for (const auto& row : j["rows"]) {
+    ASSERT_TRUE(row.contains("predicted_tflops")) << row.dump();
+    const double flop = 4.0 * row["batch"].get<double>() * row["q_heads"].get<double>() *
+                        row["seqlen_q"].get<double>() * row["seqlen_kv"].get<double>() * 128 /
+                        (row["causal"].get<bool>() ? 2 : 1);
+    EXPECT_NEAR(row["predicted_tflops"].get<double>(), flop / (row["predicted_us"].get<double>() * 1e-6) / 1e12,
+                1e-6 * row["predicted_tflops"].get<double>());
+    EXPECT_NEAR(row["rel_error"].get<double>(),
+                row["measured_tflops"].get<double>() / row["predicted_tflops"].get<double>() - 1, 1e-9);
+    // One CU simulated; its workgroups only.
+    EXPECT_EQ(row["simulated_cus"], 1) << row.dump();
+    EXPECT_LT(row["simulated_workgroups"].get<uint64_t>(), row["workgroups"].get<uint64_t>()) << row.dump();
+    // Under the chip's peak (MI300X 1307, MI355X 2500 dense bf16 TFLOP/s: the peaks table of shared/notes/cdna.md).
+    EXPECT_LT(row["predicted_tflops"].get<double>(), row["gfx"] == "gfx942" ? 1307.4 : 2500.0) << row.dump();
+  }
+  ASSERT_TRUE(j["summary"].contains("gfx942") && j["summary"].contains("gfx950")) << r.out;
+  EXPECT_EQ(j["summary"]["gfx950"]["role"], "MI355X: held out");
+  // Loose: within a factor 2 in the median (docs/performance.md has the figures).
+  for (const char* g : {"gfx942", "gfx950"})
+    EXPECT_LE(j["summary"][g]["median_abs_rel_error"].get<double>(), 1.0) << g << " " << r.out;
+
+  CliResult t = run_isatune(cmd + " --gfx gfx942");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  for (const char* s : {"not a measurement", "CU subset: only the workgroups of 1 CUs", "gfx942: 3 rows compared"})
+    EXPECT_NE(t.out.find(s), std::string::npos) << s << "\n" << t.out;
+  EXPECT_EQ(t.out.find("gfx950:"), std::string::npos) << t.out;
+
+  CliResult bad = run_isatune("model check --fmha-readme '" + fx + "/aiter/README.md' --co-dir '" + fx + "/aiter'");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("FWD(TFLOPS)"), std::string::npos) << bad.err;
+  CliResult none = run_isatune("model check --co-dir '" + fx + "/aiter'");
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_NE(none.err.find("--aiter-csv FILE or --fmha-readme FILE"), std::string::npos) << none.err;
+}
+
 // `isatune run KERNEL --profile`: the timing model's breakdown of a generated GEMM, JSON and text.
 TEST(CliRunProfile, GemmProfileJsonAndText) {
   const std::string run = "run gemm --target gfx942 --sig a=bf16,b=bf16,cd=f32,layout=NT --param tile_m=64,tile_n=64 "

@@ -427,6 +427,66 @@ TEST_P(AiterGemm, Bf16GemmSplitKAtomics) {
   EXPECT_EQ(unexplained(dev, name), "") << name;
 }
 
+// CU subset (EmuOptions::cu_subset, docs/emulator.md): simulating only the workgroups of a few CUs, the rest by
+// symmetry and the chip's HBM/L2 traffic analytically, must agree with the full simulation of every workgroup.
+// The launches are small enough to run in full: the pf3 GEMM on gfx950 (256 CUs) with 2-4 workgroups per CU, one
+// HBM-bound (short K) and one with a longer K loop. Tolerance 10% on the time; the subset's own outputs are
+// computed (checked against the full run's), the others are not.
+TEST(AiterCuSubset, AgreesWithFullSimulation) {
+  ISATUNE_SKIP_IF_LLVM_LACKS("gfx950");
+  const std::string name = "gfx950/bf16gemm_fp32bf16_tn_32x64_pf3_splitk.co";
+  auto code = fixture(name);
+  std::mt19937 rng(std::random_device{}());
+  struct Shape {
+    uint32_t M, N, K;
+  };
+  for (Shape sh : {Shape{200, 4096, 128}, Shape{90, 64 * 256, 384}}) {
+    const auto [M, N, K] = sh;
+    std::uniform_real_distribution<float> u(-1, 1);
+    std::vector<uint16_t> A(size_t(M) * K), B(size_t(N) * K);
+    for (auto& x : A)
+      x = bf16_rne(u(rng));
+    for (auto& x : B)
+      x = bf16_rne(u(rng));
+    LaunchStats st[2];
+    std::vector<float> out[2];
+    for (int sub = 0; sub < 2; ++sub) {
+      EmuDevice dev({.target = "gfx950", .threads = 2, .cu_subset = sub ? 8u : 0u});
+      const uint64_t pa = upload(dev, A), pb = upload(dev, B), pd = dev.alloc(size_t(M) * N * 4);
+      dev.fill(pd, 0, size_t(M) * N * 4);
+      auto fn = dev.load(code)->function(code.kernels.at(0).name);
+      AiterArgs a;
+      const float one = 1.0f, zero = 0.0f;
+      a.ptr(pd), a.ptr(0), a.ptr(pa), a.ptr(pb);
+      a.slot(&one, 4), a.slot(&zero, 4);
+      a.u32(N * 4), a.u32(0), a.u32(N * 4), a.u32(0);
+      a.u32(K * 2), a.u32(0), a.u32(K * 2), a.u32(0);
+      a.u32(M), a.u32(N), a.u32(K), a.u32(1), a.u32(0);
+      a.ptr(0), a.u32(0), a.ptr(0);
+      dev.launch(*fn, {{N / 64, (M + 31) / 32, 1}, {256, 1, 1}}, a.bytes);
+      st[sub] = dev.last_launch();
+      out[sub] = download<float>(dev, pd, size_t(M) * N);
+    }
+    const uint32_t wgs = (N / 64) * ((M + 31) / 32);
+    EXPECT_EQ(st[0].simulated_cus, 256u);
+    EXPECT_EQ(st[0].simulated_workgroups, wgs);
+    EXPECT_EQ(st[1].simulated_cus, 8u);
+    EXPECT_EQ(st[1].workgroups, wgs);
+    EXPECT_LT(st[1].simulated_workgroups, wgs / 16) << "the subset ran most of the launch";
+    const double full = double(st[0].estimated_cycles), part = double(st[1].estimated_cycles);
+    EXPECT_NEAR(part / full, 1.0, 0.10) << "M" << M << " N" << N << " K" << K << ": subset " << part << " ("
+                                        << st[1].limiter << ") full " << full << " (" << st[0].limiter << ")";
+    EXPECT_NEAR(st[1].dram_bytes / st[0].dram_bytes, 1.0, 0.10) << "HBM bytes, analytic vs simulated";
+    EXPECT_NEAR(st[1].flops / st[0].flops, 1.0, 0.02) << "FLOPs scaled by the workgroups";
+    // Workgroup 0 (on CU 0) was simulated in both: its tile (rows 0-31, columns 0-63) is the same.
+    for (uint32_t i = 0; i < std::min(M, 32u); ++i)
+      for (uint32_t j = 0; j < 64; ++j)
+        ASSERT_EQ(out[1][size_t(i) * N + j], out[0][size_t(i) * N + j]) << i << "," << j;
+    std::printf("M%u N%u K%u: full %.0f cycles (%s, %.2f s host), subset %.0f (%s, %.2f s host)\n", M, N, K, full,
+                st[0].limiter.c_str(), st[0].host_seconds, part, st[1].limiter.c_str(), st[1].host_seconds);
+  }
+}
+
 // fmha forward fmha_v3_fwd, head dim 128, bf16 (aiter.md 3.6; host csrc/cpp_itfs/mha_fwd.cu): O = softmax(scale
 // Q K^T [causal: key j <= query i]) V with LSE = log sum exp, Q/K/V/O in BSHD with byte strides, GQA (2 query
 // heads per KV head). Sequence lengths not multiples of the 256-row query tile or the 32/64-key step (the tails go

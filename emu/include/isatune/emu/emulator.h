@@ -29,6 +29,12 @@ struct EmuOptions {
   uint64_t memory_bytes = 64ull << 30;              // what properties() reports and alloc() allows in total
   int index = 0;                 // DeviceProperties::index (the backend's numbering, backend.h)
   WaveOrder wave_order = WaveOrder::timed; // see WaveOrder
+  // Big launches: simulate only the workgroups the round robin deals to this many CUs (evenly spread over the
+  // chip, CU 0 included) and take the others' by symmetry; the chip's HBM and L2 traffic is then modelled
+  // analytically for the whole launch (docs/emulator.md "CU subset"). 0 or at least the chip's CUs: every
+  // workgroup is simulated. The workgroups not simulated compute nothing (their outputs stay as they were), and
+  // a kernel whose workgroups wait on each other (split-K semaphores) must not use it.
+  uint32_t cu_subset = 0;
 };
 
 // Statistics of the last launch.
@@ -53,6 +59,10 @@ struct LaunchStats {
   double flops = 0;                // MFMA and VALU floating-point operations issued
   // Busy cycles summed over the whole launch, for busy fractions (divide by cycles x units).
   double valu_busy = 0, mfma_busy = 0, lds_busy = 0, vmem_busy = 0;
+  // CU subset (EmuOptions::cu_subset): simulated_cus < compute_units when only part of the launch was simulated;
+  // instructions, lane_instructions and the profile count what was simulated, the other figures the whole launch.
+  uint32_t simulated_cus = 0;
+  uint64_t simulated_workgroups = 0;
 };
 
 // Per-instruction profile of the last launch (EmuDevice::profile): cycles summed over every wave.
@@ -98,6 +108,7 @@ public:
   void set_strict(bool strict) { options_.strict = strict; }
   void set_threads(unsigned threads) { options_.threads = threads; }
   void set_max_instructions_per_wave(uint64_t n) { options_.max_instructions_per_wave = n; }
+  void set_cu_subset(uint32_t cus) { options_.cu_subset = cus; }
 
   struct Impl;
 
