@@ -79,11 +79,19 @@ TEST(CliTuneGenerator, ProblemsFileTextSummaryAndNoIsolation) {
   CliResult r = run_isatune("tune selftest --device emu:gfx942 --problems " + dir +
                             "/problems.txt --strategy exhaustive --budget 3 --no-isolation -j 1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("2 problem(s)"), std::string::npos) << r.out;
+  // one by one, nearest first: the second starts from the first's best
+  EXPECT_NE(r.out.find("== problem 1 of 2: N=1024"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("== problem 2 of 2: N=3000 (nearest tuned: N=1024)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(this run)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("best variants:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("behaviour=ok"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("per problem ms"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("emulated"), std::string::npos) << r.out;
+  // repeated --problem options stay one job for the sum of their times
+  CliResult sum = run_isatune("tune selftest --device emu:gfx942 --problem N=1024 --problem N=3000 "
+                              "--strategy exhaustive --budget 3 --no-isolation -j 1");
+  ASSERT_EQ(sum.exit_code, 0) << sum.err;
+  EXPECT_NE(sum.out.find("2 problem(s)"), std::string::npos) << sum.out;
+  EXPECT_NE(sum.out.find("per problem ms"), std::string::npos) << sum.out;
 }
 
 TEST(CliTuneGenerator, BadInputIsOneLine) {

@@ -260,34 +260,42 @@ std::vector<loader::VendorTiming> GeneratorEvaluator::record_vendor_times(loader
   return out;
 }
 
+double problem_distance(const gen::Problem& a, const gen::Problem& b) {
+  double d = 0;
+  for (const auto& [name, v] : a) {
+    auto it = b.find(name);
+    if (it == b.end() || it->second <= 0 || v <= 0)
+      return INFINITY;
+    d += std::fabs(std::log(double(it->second) / double(v)));
+  }
+  return d;
+}
+
 std::pair<std::vector<gen::Config>, gen::Problem> GeneratorEvaluator::transfer_seeds(size_t k) const {
+  TransferSource t = transfer_source(k);
+  if (t.best.empty()) return {};
+  return {std::move(t.best), std::move(t.problem)};
+}
+
+TransferSource GeneratorEvaluator::transfer_source(size_t k) const {
   std::set<std::string> own;
   for (const auto& p : job_.problems) own.insert(TuningRecorder::problem_key(p));
   auto distance = [&](const gen::Problem& q) {
     double best = INFINITY;
-    for (const auto& p : job_.problems) {
-      double d = 0;
-      for (const auto& [name, v] : p) {
-        auto it = q.find(name);
-        if (it == q.end() || it->second <= 0 || v <= 0) { d = INFINITY; break; }
-        d += std::fabs(std::log(double(it->second) / double(v)));
-      }
-      best = std::min(best, d);
-    }
+    for (const auto& p : job_.problems) best = std::min(best, problem_distance(p, q));
     return best;
   };
   // the nearest problem with at least one ok result
+  TransferSource out;
   std::string nearest;
-  gen::Problem nearest_problem;
-  double nearest_d = INFINITY;
   for (const auto& [pkey, by_problem] : recorded_)
     for (const auto& [qkey, res] : by_problem) {
       if (own.count(qkey) || res.status != Status::ok || !res.median_ms || qkey == nearest) continue;
       gen::Problem q = nlohmann::json::parse(qkey).get<gen::Problem>();
       double d = distance(q);
-      if (d < nearest_d) nearest_d = d, nearest = qkey, nearest_problem = q;
+      if (d < out.distance) out.distance = d, nearest = qkey, out.problem = q;
     }
-  if (nearest.empty()) return {};
+  if (nearest.empty()) return out;
   std::vector<std::pair<double, std::string>> ranked;
   for (const auto& [pkey, by_problem] : recorded_) {
     auto it = by_problem.find(nearest);
@@ -295,16 +303,16 @@ std::pair<std::vector<gen::Config>, gen::Problem> GeneratorEvaluator::transfer_s
       ranked.emplace_back(*it->second.median_ms, pkey);
   }
   std::sort(ranked.begin(), ranked.end());
-  std::vector<gen::Config> out;
   for (const auto& [ms, pkey] : ranked) {
-    if (out.size() >= k) break;
     try {
       gen::Config c = gen::config_of(space_, worker::params_from_json(nlohmann::json::parse(pkey)));
-      if (space_.position_of(c) >= 0) out.push_back(std::move(c));
+      if (space_.position_of(c) < 0) continue;
+      if (out.best.size() < k) out.best.push_back(c);
+      out.measurements.push_back({std::move(c), ms});
     } catch (const InputError&) { // a parameter value this space no longer has
     }
   }
-  return {out, nearest_problem};
+  return out;
 }
 
 } // namespace isatune::tune

@@ -30,4 +30,14 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name) {
   throw InputError("unknown strategy '" + name + "' (known: " + known + ")");
 }
 
+bool takes_prior(const std::string& name) {
+  return name == "bayes";
+}
+
+std::unique_ptr<Strategy> make_warm(const std::string& name, std::vector<PriorObservation> prior) {
+  if (takes_prior(name) && !prior.empty())
+    return make_bayes(std::move(prior));
+  return make_strategy(name);
+}
+
 } // namespace isatune::tune

@@ -1,11 +1,16 @@
 #include "isatune/tune/transfer.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <numeric>
+#include <unordered_set>
 
 namespace isatune::tune {
 
-std::vector<Config> best_configs_in(const ReplayData& source, const Space& target, size_t k) {
+namespace {
+// The source's valid entries mapped into `target`, fastest first: (entry index, configuration).
+std::vector<std::pair<size_t, Config>> mapped_ok(const ReplayData& source, const Space& target, size_t k) {
   std::vector<size_t> ok;
   for (size_t i = 0; i < source.entries.size(); ++i)
     if (source.entries[i].status == Status::ok)
@@ -14,7 +19,8 @@ std::vector<Config> best_configs_in(const ReplayData& source, const Space& targe
             [&](size_t a, size_t b) { return source.entries[a].time_ms < source.entries[b].time_ms; });
   const auto& sp = source.parameters;
   const auto& tp = target.parameters();
-  std::vector<Config> out;
+  std::vector<std::pair<size_t, Config>> out;
+  std::unordered_set<long long> taken; // target positions
   for (size_t i : ok) {
     if (out.size() >= k)
       break;
@@ -40,10 +46,52 @@ std::vector<Config> best_configs_in(const ReplayData& source, const Space& targe
       else
         c[p] = static_cast<uint32_t>(hit - tp[p].values.begin());
     }
-    if (mapped && target.position_of(c) >= 0 && std::find(out.begin(), out.end(), c) == out.end())
-      out.push_back(c);
+    if (!mapped)
+      continue;
+    const long long pos = target.position_of(c);
+    if (pos >= 0 && taken.insert(pos).second)
+      out.emplace_back(i, c);
   }
   return out;
+}
+} // namespace
+
+std::vector<Config> best_configs_in(const ReplayData& source, const Space& target, size_t k) {
+  std::vector<Config> out;
+  for (auto& [i, c] : mapped_ok(source, target, k))
+    out.push_back(std::move(c));
+  return out;
+}
+
+std::vector<PriorObservation> measurements_in(const ReplayData& source, const Space& target) {
+  std::vector<PriorObservation> out;
+  for (auto& [i, c] : mapped_ok(source, target, SIZE_MAX))
+    out.push_back({std::move(c), source.entries[i].time_ms});
+  return out;
+}
+
+std::vector<std::pair<size_t, long>> nearest_chain(const std::vector<std::vector<double>>& dist) {
+  const size_t n = dist.size();
+  std::vector<std::pair<size_t, long>> order;
+  if (n == 0)
+    return order;
+  std::vector<char> done(n, 0);
+  order.emplace_back(0, -1);
+  done[0] = 1;
+  while (order.size() < n) {
+    double best = INFINITY;
+    size_t next = n, from = 0;
+    for (size_t j = 0; j < n; ++j) {
+      if (done[j])
+        continue;
+      for (const auto& [i, src] : order)
+        if (dist[i][j] < best || next == n)
+          best = dist[i][j], next = j, from = i;
+    }
+    done[next] = 1;
+    order.emplace_back(next, static_cast<long>(from));
+  }
+  return order;
 }
 
 size_t evaluations_to_within(const std::vector<Record>& history, double optimum_ms, double fraction) {

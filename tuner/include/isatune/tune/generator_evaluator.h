@@ -7,6 +7,7 @@
 // reference, then timed). The objective is the sum of the problems' median times. Every evaluation is committed
 // to the tuning database as it finishes, and what earlier runs of the same job recorded is served from the
 // database for free (cost 0, no device request): a rerun resumes.
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "isatune/tune/device_runner.h"
 #include "isatune/tune/evaluation.h"
 #include "isatune/tune/rerank.h"
+#include "isatune/tune/strategy.h"
 #include "isatune/tune/tuning_recorder.h"
 
 namespace isatune::tune {
@@ -65,6 +67,19 @@ struct EvaluatorStats {
   CompileStats compile;
 };
 
+// Distance between two problems of one generator: the sum of |log(a / b)| over the first one's sizes (infinite
+// when a size is missing or not positive).
+double problem_distance(const gen::Problem& a, const gen::Problem& b);
+
+// What a new problem takes from a tuned one: its fastest configurations (seeds) and all its valid measurements
+// (a bayes warm start), fastest first.
+struct TransferSource {
+  gen::Problem problem;
+  double distance = std::numeric_limits<double>::infinity();
+  std::vector<gen::Config> best;               // the k fastest
+  std::vector<PriorObservation> measurements;  // every ok one
+};
+
 class GeneratorEvaluator : public Evaluator {
 public:
   // Records the run start when options.db is set. The runner must outlive the evaluator.
@@ -83,6 +98,8 @@ public:
   // generator, signature and device (nearest: the smallest sum of |log(a / b)| over the problem's sizes), fastest
   // first, with that problem; empty when there is none.
   std::pair<std::vector<gen::Config>, gen::Problem> transfer_seeds(size_t k) const;
+  // The same nearest problem with its measurements; best and measurements empty when there is none.
+  TransferSource transfer_source(size_t k) const;
   // Times a configuration again on every problem (unchecked: it passed its check; not recorded): the sum of the
   // problems' median times, NaN when it does not run. For the final re-ranking (rerank.h).
   double remeasure(const gen::Config& config);
