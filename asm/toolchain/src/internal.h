@@ -20,6 +20,11 @@ struct ResolvedTarget {
 // know it.
 ResolvedTarget resolve_target(std::string_view target);
 
+// Throws AssemblyError naming the line and column of the first thing in `text` that LLVM's assembly lexer would
+// turn into an error token (an unterminated string or /* comment, a bad character constant or number, a character
+// it does not take): LLVM 22's AMDGPU parser can loop forever on such a token (llvm_lexer_check.cpp).
+void check_llvm_lexer(std::string_view text, const std::string& file);
+
 // Registers the AMDGPU target with LLVM once (thread-safe).
 void init_llvm_amdgpu();
 

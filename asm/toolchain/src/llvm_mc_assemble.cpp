@@ -85,70 +85,6 @@ void check_size_expressions(const llvm::MCContext& ctx, const std::string& file)
   }
 }
 
-// LLVM 22's assembler loops forever on some unterminated string constants (`a/"` alone on a line hangs llvm-mc
-// too; found by fuzz_asm_text, tests/fuzz/regressions/asm_text/unterminated-string-hang.s). A string constant
-// cannot span lines, so one left open is refused before LLVM sees the text: LLVM refuses every such line anyway.
-// Comments (//, ;, /* */) and the .amdgpu_metadata block (YAML, read by its own parser) are skipped.
-void check_strings_terminated(std::string_view text, const std::string& file) {
-  // A NUL byte or two 0xff bytes inside the text hang LLVM 22's lexer the same way (llvm-mc too; found by
-  // fuzz_asm_text, tests/fuzz/regressions/asm_text/nul-byte-hang.s, ff-bytes-hang.s); text never holds a NUL,
-  // and 0xff is not part of any UTF-8 text.
-  if (size_t nul = text.find_first_of(std::string_view("\0\xff", 2)); nul != std::string_view::npos) {
-    isatune::toolchain::Diagnostic d;
-    d.file = file;
-    d.line = 1 + int(std::count(text.begin(), text.begin() + nul, '\n'));
-    d.column = int(nul - (text.rfind('\n', nul) == std::string_view::npos ? 0 : text.rfind('\n', nul) + 1)) + 1;
-    d.message = std::string(text[nul] ? "a 0xff" : "a NUL") + " byte in the text (binary data, not assembly)";
-    throw isatune::toolchain::AssemblyError({d});
-  }
-  bool block_comment = false, metadata = false;
-  int line = 1;
-  for (size_t start = 0; start <= text.size(); ++line) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view l = text.substr(start, end - start);
-    start = end + 1;
-    if (l.find(".end_amdgpu_metadata") != std::string_view::npos) {
-      metadata = false;
-      continue;
-    }
-    if (metadata) continue;
-    if (l.find(".amdgpu_metadata") != std::string_view::npos) {
-      metadata = true;
-      continue;
-    }
-    for (size_t i = 0; i < l.size(); ++i) {
-      if (block_comment) {
-        if (l.compare(i, 2, "*/") == 0) block_comment = false, ++i;
-        continue;
-      }
-      if (l.compare(i, 2, "/*") == 0) {
-        block_comment = true;
-        ++i;
-        continue;
-      }
-      if (l[i] == ';' || l.compare(i, 2, "//") == 0) break;
-      if (l[i] == '\'' && i + 2 < l.size() && l[i + 2] == '\'') {
-        i += 2; // a character constant such as '"'
-        continue;
-      }
-      if (l[i] != '"') continue;
-      size_t j = i + 1;
-      while (j < l.size() && l[j] != '"') j += l[j] == '\\' ? 2 : 1;
-      if (j >= l.size()) {
-        isatune::toolchain::Diagnostic d;
-        d.file = file;
-        d.line = line;
-        d.column = int(i + 1);
-        d.message = "unterminated string constant";
-        d.source_line = std::string(l);
-        throw isatune::toolchain::AssemblyError({d});
-      }
-      i = j;
-    }
-  }
-}
-
 void check_code_object_version(std::string_view text, const std::string& file) {
   static constexpr std::string_view kDirective = ".amdhsa_code_object_version";
   int line = 1;
@@ -265,7 +201,7 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
   detail::init_llvm_amdgpu();
   const detail::ResolvedTarget target = detail::resolve_target(options.target);
   check_code_object_version(text, options.file_name);
-  check_strings_terminated(text, options.file_name);
+  check_llvm_lexer(text, options.file_name);
   const McTarget& objs = mc_target(target, options.file_name);
   const llvm::Target* tgt = objs.target;
   const llvm::Triple& triple = objs.triple;

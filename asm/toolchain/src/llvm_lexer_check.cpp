@@ -1,0 +1,223 @@
+// Refuses, before LLVM sees the text, everything LLVM 22's assembly lexer (llvm/lib/MC/MCParser/AsmLexer.cpp)
+// turns into an error token. The AMDGPU parser's error recovery loops forever on such a token in some places
+// (llvm-mc too), so isatune never hands LLVM one. The fuzzer found four of them (tests/fuzz/regressions/asm_text/:
+// an unterminated string, a NUL byte, 0xff bytes, an unterminated /* comment); minimised, `a,"`, `x[2/*`, `a,'`,
+// `a,0x `, `a,09 `, `a,` followed by a backquote or by any byte from 0x80 up each hang llvm-mc -mcpu=gfx942: an
+// unknown mnemonic or a bad operand, then a lexer error. LLVM refuses every such input anyway, so nothing it would
+// assemble is lost; the only difference is the text inside a skipped `.if 0` block, which LLVM lexes without
+// reporting errors and which is checked here like the rest.
+//
+// The scan follows AsmLexer for the AMDGPU target (not MASM, HLASM or Motorola syntax): comments are `;` and `//`
+// to the end of the line, `#` as the first token of a statement, and `/* */`; identifiers are
+// [a-zA-Z_.][a-zA-Z0-9_.$?@]* (`$`, `@` and `?` alone are tokens of their own); a string constant must close on
+// its line (LLVM would let one run on to a later quote; refusing that is stricter than LLVM). The YAML between
+// .amdgpu_metadata and .end_amdgpu_metadata is read by its own parser and is not checked (as before).
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "internal.h"
+#include "isatune/toolchain/diagnostic.h"
+
+namespace isatune::toolchain::detail {
+namespace {
+
+class LexerCheck {
+public:
+  LexerCheck(std::string_view text, const std::string& file) : t_(text), file_(file) {}
+
+  void run() {
+    // A NUL byte or two 0xff bytes hang LLVM 22's lexer even inside comments (found by fuzz_asm_text,
+    // regressions nul-byte-hang.s, ff-bytes-hang.s); text never holds a NUL, and 0xff is no part of UTF-8 text.
+    if (size_t at = t_.find_first_of(std::string_view("\0\xff", 2)); at != std::string_view::npos)
+      fail(at, std::string(t_[at] ? "a 0xff" : "a NUL") + " byte in the text (binary data, not assembly)");
+    bool statement_start = true;
+    size_t i = metadata_block(0);
+    while (i < t_.size()) {
+      const char c = t_[i];
+      if (c == '\n' || c == '\r') {
+        statement_start = true;
+        ++i;
+        if (c == '\n') i = metadata_block(i);
+        continue;
+      }
+      if (c == ' ' || c == '\t') {
+        ++i;
+        continue;
+      }
+      if (c == ';' || (c == '#' && statement_start) || (c == '/' && at(i + 1) == '/')) {
+        i = line_end(i);
+        continue;
+      }
+      statement_start = false;
+      i = token(i);
+    }
+  }
+
+private:
+  char at(size_t i) const { return i < t_.size() ? t_[i] : '\0'; }
+  static bool digit(char c) { return c >= '0' && c <= '9'; }
+  static bool hex_digit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+  static bool identifier_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.' || c == '?' || c == '@';
+  }
+  size_t line_end(size_t i) const {
+    while (i < t_.size() && t_[i] != '\n' && t_[i] != '\r') ++i;
+    return i;
+  }
+
+  // At the start of line `i`: when it opens a .amdgpu_metadata block, returns the start of the line that closes
+  // it (or the end of the text): the YAML in between is read by its own parser, and LLVM reports no lexer error
+  // there.
+  size_t metadata_block(size_t i) const {
+    size_t first = t_.find_first_not_of(" \t", i);
+    if (first == std::string_view::npos || !starts_word(first, ".amdgpu_metadata")) return i;
+    for (i = line_end(first); i < t_.size(); i = line_end(first)) {
+      i += t_[i] == '\r' && at(i + 1) == '\n' ? 2 : 1; // past the line break
+      first = t_.find_first_not_of(" \t", i);
+      if (first == std::string_view::npos) return t_.size();
+      if (starts_word(first, ".end_amdgpu_metadata")) return first;
+    }
+    return t_.size();
+  }
+  bool starts_word(size_t i, std::string_view word) const {
+    return t_.substr(i, word.size()) == word && !identifier_char(at(i + word.size()));
+  }
+
+  // Checks the token at `i` (not a blank, line break or line comment) and returns where the next one starts.
+  size_t token(size_t i) const {
+    const unsigned char c = static_cast<unsigned char>(t_[i]);
+    if (c == '"') return string_constant(i);
+    if (c == '\'') return character_constant(i);
+    if (c == '/' && at(i + 1) == '*') {
+      size_t end = t_.find("*/", i + 2);
+      if (end == std::string_view::npos) fail(i, "unterminated /* comment (no */ before the end of the text)");
+      return end + 2;
+    }
+    if (digit(char(c))) return number(i);
+    if (c == '.' && digit(at(i + 1))) return dot_number(i);
+    if (std::isalpha(c) || c == '_' || c == '.') {
+      size_t j = i + 1;
+      while (identifier_char(at(j))) ++j;
+      return j;
+    }
+    if (c >= 0x80 || c == 0x7f || c == '`' || (c < 0x20 && c != '\t')) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", unsigned(c));
+      fail(i, std::string(c == '`' ? "a backquote" : std::string("a ") + hex + " byte") +
+                  " outside a comment or string (LLVM's assembler takes no such character there)");
+    }
+    return i + 1; // punctuation: one or two characters, and none of the second ones starts an error
+  }
+
+  size_t string_constant(size_t i) const {
+    size_t j = i + 1;
+    while (j < t_.size() && t_[j] != '"' && t_[j] != '\n') j += t_[j] == '\\' ? 2 : 1;
+    if (j >= t_.size() || t_[j] != '"') fail(i, "unterminated string constant");
+    return j + 1;
+  }
+
+  // 'c' or '\c' (any one character, a line break too, as LLVM takes it).
+  size_t character_constant(size_t i) const {
+    size_t j = i + 1;
+    if (at(j) == '\\') ++j;
+    if (j + 1 >= t_.size() || t_[j + 1] != '\'')
+      fail(i, "bad character constant: one character between single quotes ('a' or '\\n') expected");
+    return j + 2;
+  }
+
+  // A token that starts with a digit, as AsmLexer::LexDigit reads it.
+  size_t number(size_t i) const {
+    if (t_[i] != '0' || at(i + 1) == '.') {
+      size_t j = i + 1;
+      while (digit(at(j))) ++j;
+      if (at(j) == '.' || at(j) == 'e' || at(j) == 'E') return float_rest(i, at(j) == '.' ? j + 1 : j);
+      return j;
+    }
+    const char k = at(i + 1);
+    if (k == 'b' || k == 'B') {
+      if (!digit(at(i + 2))) return i + 1; // `0b`: a reference to the label 0 before
+      size_t j = i + 2;
+      while (at(j) == '0' || at(j) == '1') ++j;
+      if (j == i + 2) fail(i, "invalid binary number (0b followed by " + std::string(1, at(j)) + ")");
+      return j;
+    }
+    if (k == 'x' || k == 'X') {
+      size_t j = i + 2;
+      while (hex_digit(at(j))) ++j;
+      if (at(j) == '.' || at(j) == 'p' || at(j) == 'P') return hex_float_rest(i, j, j == i + 2);
+      if (j == i + 2) fail(i, "invalid hexadecimal number (no digit after 0x)");
+      return j;
+    }
+    size_t j = i + 1;
+    while (digit(at(j))) ++j;
+    if (std::any_of(t_.begin() + i, t_.begin() + j, [](char d) { return d == '8' || d == '9'; }))
+      fail(i, "invalid octal number '" + std::string(t_.substr(i, j - i)) + "' (a leading 0 means octal)");
+    return j;
+  }
+
+  // `.5`: a float when the digits end the token or an exponent follows, else an identifier such as `.1foo`.
+  size_t dot_number(size_t i) const {
+    size_t j = i + 1;
+    while (digit(at(j))) ++j;
+    if (!identifier_char(at(j)) || at(j) == 'e' || at(j) == 'E') return float_rest(i, j);
+    while (identifier_char(at(j))) ++j;
+    return j;
+  }
+
+  // AsmLexer::LexFloatLiteral from `j` (past the integer digits and the dot).
+  size_t float_rest(size_t start, size_t j) const {
+    while (digit(at(j))) ++j;
+    if (at(j) == '+' || at(j) == '-')
+      fail(j, "invalid sign in float literal '" + std::string(t_.substr(start, j + 1 - start)) + "'");
+    if (at(j) == 'e' || at(j) == 'E') {
+      ++j;
+      if (at(j) == '+' || at(j) == '-') ++j;
+      while (digit(at(j))) ++j;
+    }
+    return j;
+  }
+
+  // AsmLexer::LexHexFloatLiteral from `j` (at the '.', 'p' or 'P' after 0x and its digits).
+  size_t hex_float_rest(size_t start, size_t j, bool no_int_digits) const {
+    bool no_frac_digits = true;
+    if (at(j) == '.') {
+      size_t frac = ++j;
+      while (hex_digit(at(j))) ++j;
+      no_frac_digits = j == frac;
+    }
+    if (no_int_digits && no_frac_digits)
+      fail(start, "invalid hexadecimal floating-point constant: no digit before the exponent");
+    if (at(j) != 'p' && at(j) != 'P') fail(start, "invalid hexadecimal floating-point constant: no exponent part 'p'");
+    ++j;
+    if (at(j) == '+' || at(j) == '-') ++j;
+    size_t exp = j;
+    while (digit(at(j))) ++j;
+    if (j == exp) fail(start, "invalid hexadecimal floating-point constant: no digit in the exponent");
+    return j;
+  }
+
+  [[noreturn]] void fail(size_t at, std::string message) const {
+    Diagnostic d;
+    d.file = file_;
+    d.line = 1 + int(std::count(t_.begin(), t_.begin() + at, '\n'));
+    const size_t nl = at == 0 ? std::string_view::npos : t_.rfind('\n', at - 1);
+    const size_t line_start = nl == std::string_view::npos ? 0 : nl + 1;
+    d.column = int(at - line_start) + 1;
+    d.message = std::move(message);
+    size_t end = t_.find('\n', line_start);
+    d.source_line = std::string(t_.substr(line_start, end == std::string_view::npos ? end : end - line_start));
+    throw AssemblyError({d});
+  }
+
+  std::string_view t_;
+  const std::string& file_;
+};
+
+} // namespace
+
+void check_llvm_lexer(std::string_view text, const std::string& file) { LexerCheck(text, file).run(); }
+
+} // namespace isatune::toolchain::detail

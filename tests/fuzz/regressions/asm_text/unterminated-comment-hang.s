@@ -1,0 +1,1 @@
+  global]_l/* One 32e wave's sum
