@@ -206,3 +206,40 @@ TEST(AttentionSm90a, BrokenVariantsAreReported) {
 }
 
 } // namespace
+
+namespace {
+
+// ptxas on the valid points with block_n 128 (the most registers: S and P) and two consumers for head_dim 128, bf16, causal with
+// LSE (the most code): no spill, no stack frame, no wgmma serialisation. ISATUNE_ATTENTION_PTXAS_ALL=1: every
+// point of that signature (48, 28 s here); =2: every point of all 32 signatures.
+TEST(AttentionSm90a, PtxasHeaviestPoints) {
+  if (!gen_ptx_test::have_ptxas())
+    GTEST_SKIP() << "ptxas not found: " << tune::ptxas_unavailable_reason();
+  const int all = env_int("ISATUNE_ATTENTION_PTXAS_ALL", 0);
+  std::vector<gen::Signature> sigs{{{"dtype", "bf16"}, {"head_dim", "128"}, {"mask", "causal"}, {"lse", "yes"}}};
+  if (all >= 2)
+    sigs = all_signatures();
+  int compiled = 0, max_regs = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const gen::Signature& sig : sigs) {
+    const gen::Space space = attn().space("sm_90a", sig);
+    for (uint64_t i = 0; i < space.size(); ++i) {
+      tune::VariantSpec spec{&attn(), "sm_90a", sig, gen::params_of(space, space.valid_config(i))};
+      if (!all && (gen::param_int(spec.params, "block_n") != 128 || gen::param_int(spec.params, "consumers") != 2))
+        continue;
+      SCOPED_TRACE(gen::format(sig) + " " + gen::format(spec.params));
+      const tune::Compiled c = tune::compile_variant(spec, {.ptxas = true});
+      ASSERT_TRUE(c.ptx_report.has_value());
+      EXPECT_TRUE(c.prune_reasons.empty()) << c.prune_reasons.front();
+      const auto& k = c.ptx_report->kernels.at(0);
+      EXPECT_EQ(k.spill_store_bytes + k.spill_load_bytes + k.stack_bytes, 0u) << "ptxas: spills or a stack frame";
+      max_regs = std::max(max_regs, int(k.registers));
+      ++compiled;
+    }
+  }
+  std::printf("[attention sm_90a ptxas] %d kernels without spills, max %d registers, %.1f s\n", compiled,
+              max_regs,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+} // namespace
