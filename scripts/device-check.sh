@@ -232,13 +232,15 @@ done
 SDPA_CASES=("--causal --dtype bf16 --head-dim 128 --problem B=2,Hq=8,Hkv=2,Sq=1000,Sk=1100"
             "--dtype f16 --head-dim 64 --layout bhsd --problem B=1,Hq=4,Hkv=4,Sq=777,Sk=1029 --param consumers=1,block_n=64,stages=3,overlap=0,reg_split=24/240")
 SDPA_SKIP=""
-if [ "$DRY" = 1 ]; then
-  SDPA_SKIP="dry run: no torch, no GPU"
+if [ "$DRY" = 1 ]; then # the same path on the emulator with a CPU torch, when python3 has one
+  SDPA_CASES=("--causal --dtype bf16 --head-dim 64 --problem B=1,Hq=2,Hkv=1,Sq=70,Sk=90 --param consumers=1,block_n=32,stages=2,overlap=1,reg_split=24/240")
+  python3 -c 'import numpy, torch' >/dev/null 2>&1 || SDPA_SKIP="dry run: python3 has no torch (or numpy)"
 elif [ "${DEVICE#cuda}" = "$DEVICE" ]; then
   SDPA_SKIP="device $DEVICE is not a CUDA GPU (torch's reference runs on cuda)"
-elif ! python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
-  SDPA_SKIP="torch with a CUDA GPU is not available to python3"
-elif [ "$HAVE_TOOL" = 0 ]; then
+elif ! python3 -c 'import sys, numpy, torch; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+  SDPA_SKIP="torch (with numpy) and a CUDA GPU are not available to python3"
+fi
+if [ -z "$SDPA_SKIP" ] && [ "$HAVE_TOOL" = 0 ]; then
   SDPA_SKIP="$TOOL_REASON"
 fi
 for c in "${SDPA_CASES[@]}"; do
