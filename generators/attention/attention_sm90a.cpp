@@ -2,16 +2,17 @@
 //
 // CTA = (query block of 64 * consumers rows, query head, batch), 128 * (1 + consumers) threads:
 //   warpgroup 0        producer: setmaxnreg.dec; one thread loads the CTA's Q tile once (TMA, qfull
-//                      mbarrier) and then, block by block, K and V tiles of block_n keys into a ring of `stages`
-//                      stages (rank-4 tensor maps {d, seq, head, batch}, 128B swizzle, rows past Sk zero-filled),
-//                      each with its own kfull / vfull mbarrier; a stage is reused after its empty mbarrier
-//                      completes (every consumer thread arrives once it has finished with it).
-//   warpgroups 1..c    consumers: setmaxnreg.inc; each owns 64 query rows. S = Q K^T is wgmma m64n{block_n}k16
+//                      mbarrier) and then, block by block, K and V tiles of block_n keys into a ring of
+//                      `stages` stages (rank-4 tensor maps {d, seq, head, batch}, 128B swizzle, rows past Sk
+//                      zero-filled), each with its own kfull / vfull mbarrier; a stage is reused after its
+//                      empty mbarrier completes (every consumer thread arrives once it has finished with it).
+//   warpgroups 1..c    consumers: setmaxnreg.inc; each owns 64 query rows. S = Q K^T is wgmma
+//   m64n{block_n}k16
 //                      with both operands from shared memory (Q and K K-major); its f32 accumulator layout
 //                      (rows g, g + 8 of each warp's 16, keys 8i + 2t, + 1) is the register A fragment layout
 //                      of m64nNk16, so P = exp2(S * scale_log2 - m) is packed to bf16/f16 in place and
-//                      O += P V is wgmma with A from registers (FA3's RS form) and V MN-major (imm-trans-b 1).
-//                      The row statistics need only quad shuffles (shfl.bfly 1, 2).
+//                      O += P V is wgmma with A from registers (FA3's RS form) and V MN-major (imm-trans-b
+//                      1). The row statistics need only quad shuffles (shfl.bfly 1, 2).
 // overlap=1 (FA3's intra-warpgroup overlap): block j's QK^T wgmma is issued, then O is rescaled and block
 // j-1's P V wgmma issued behind it; the softmax of block j runs while P V is in flight (wait_group 1 retires
 // the QK^T group only), and P is repacked after wait_group 0. overlap=0 runs QK^T, softmax, P V in turn.
@@ -89,7 +90,8 @@ int consumer_register_estimate(const AttnSig& sig, const Sm90aParams& p) {
 
 std::string sm90a_invalid(const AttnSig& sig, const Sm90aParams& p) {
   const Plan pl = plan_of(sig, p);
-  if (std::string why = sm90a::reg_split_invalid(p.producer_regs, p.consumer_regs, p.consumers, pl.entry_regs);
+  if (std::string why =
+          sm90a::reg_split_invalid(p.producer_regs, p.consumer_regs, p.consumers, pl.entry_regs);
       !why.empty())
     return why;
   if (consumer_register_estimate(sig, p) > p.consumer_regs)
@@ -97,16 +99,17 @@ std::string sm90a_invalid(const AttnSig& sig, const Sm90aParams& p) {
            " = " + std::to_string(consumer_register_estimate(sig, p)) + ") above the consumer's " +
            std::to_string(p.consumer_regs);
   if (pl.shared_bytes > kMaxShared)
-    return "shared memory (Q " + std::to_string(pl.q_bytes) + " + stages * 2 * " + std::to_string(pl.kv_bytes) +
-           " + mbarriers + 1024) = " + std::to_string(pl.shared_bytes) + " bytes exceeds 227 KiB";
+    return "shared memory (Q " + std::to_string(pl.q_bytes) + " + stages * 2 * " +
+           std::to_string(pl.kv_bytes) + " + mbarriers + 1024) = " + std::to_string(pl.shared_bytes) +
+           " bytes exceeds 227 KiB";
   return {};
 }
 
 std::string sm90a_kernel_name(const AttnSig& sig, const Sm90aParams& p) {
   return "attn_fwd_sm90a_" + std::string(to_string(sig.dtype)) + "_d" + std::to_string(sig.head_dim) +
          (sig.causal ? "_causal" : "") + (sig.lse ? "_lse" : "") + "_c" + std::to_string(p.consumers) + "_n" +
-         std::to_string(p.block_n) + "_s" + std::to_string(p.stages) + "_r" + std::to_string(p.producer_regs) +
-         "_" + std::to_string(p.consumer_regs) + (p.overlap ? "_ov" : "");
+         std::to_string(p.block_n) + "_s" + std::to_string(p.stages) + "_r" +
+         std::to_string(p.producer_regs) + "_" + std::to_string(p.consumer_regs) + (p.overlap ? "_ov" : "");
 }
 
 int log2i(int x) {
@@ -364,7 +367,9 @@ void Emitter::issue_pv(Reg stage_addr) {
                          (mt_ == ptx::MmaType::bf16 ? "bf16.bf16" : "f16.f16");
   k_.wgmma_fence();
   for (int kk = 0; kk < p_.block_n / 16; ++kk)
-    k_.raw(op, {Operand::vec(o_), Operand::vec(p_frag_[size_t(kk)]), add_desc(vdesc, uint32_t(kk) * 2048), 1, 1, 1, 1},
+    k_.raw(op,
+           {Operand::vec(o_), Operand::vec(p_frag_[size_t(kk)]), add_desc(vdesc, uint32_t(kk) * 2048), 1, 1,
+            1, 1},
            {80, 90, true, "wgmma"});
   k_.wgmma_commit_group();
 }
@@ -431,7 +436,8 @@ void Emitter::rescale_o() {
 void Emitter::pack_p() {
   for (int kk = 0; kk < p_.block_n / 16; ++kk)
     for (int r = 0; r < 4; ++r)
-      pack2(p_frag_[size_t(kk)][size_t(r)], s_acc_[size_t(8 * kk + 2 * r)], s_acc_[size_t(8 * kk + 2 * r + 1)]);
+      pack2(p_frag_[size_t(kk)][size_t(r)], s_acc_[size_t(8 * kk + 2 * r)],
+            s_acc_[size_t(8 * kk + 2 * r + 1)]);
 }
 
 void Emitter::consumer() {
@@ -548,10 +554,10 @@ void Emitter::consumer() {
       stage_of(stage, slot, sa);
       stage_of(prev_stage, pslot, psa);
       sm90a::wait_parity(k_, slot, pl_.kfull, phase);
-      issue_s(sa);  // block j's QK^T ...
+      issue_s(sa); // block j's QK^T ...
       rescale_o(); // ... while O takes block j-1's scale
       sm90a::wait_parity(k_, pslot, pl_.vfull, prev_phase);
-      issue_pv(psa);         // block j-1's P V behind it
+      issue_pv(psa);          // block j-1's P V behind it
       k_.wgmma_wait_group(1); // QK^T done, P V in flight
       softmax(j0);
       k_.wgmma_wait_group(0);
@@ -644,7 +650,8 @@ public:
       p.block_n = kBlockN[cfg[1]];
       p.stages = kStages[cfg[2]];
       p.overlap = kOverlap[cfg[3]] != 0;
-      std::tie(p.producer_regs, p.consumer_regs) = sm90a::parse_reg_split(kRegSplit[cfg[4]], "attention sm_90a");
+      std::tie(p.producer_regs, p.consumer_regs) =
+          sm90a::parse_reg_split(kRegSplit[cfg[4]], "attention sm_90a");
       return sm90a_invalid(sig, p).empty();
     };
     return Space(parameters(), {ok});
@@ -653,9 +660,10 @@ public:
   std::vector<std::string> constraint_descriptions(const std::string&) const override {
     return {"reg_split PRODUCER/CONSUMER: setmaxnreg counts, multiples of 8, producer <= the entry .maxnreg "
             "(168) <= consumer, and 128 * (producer + consumers * consumer) <= 65536",
-            "consumer registers: O head_dim/2 + S block_n/2 + P block_n/4 + " + std::to_string(kOverheadRegs) +
-                " at most the consumer's setmaxnreg count",
-            "shared memory: Q (64 * consumers * head_dim * 2) + stages * 2 * block_n * head_dim * 2 + mbarriers + "
+            "consumer registers: O head_dim/2 + S block_n/2 + P block_n/4 + " +
+                std::to_string(kOverheadRegs) + " at most the consumer's setmaxnreg count",
+            "shared memory: Q (64 * consumers * head_dim * 2) + stages * 2 * block_n * head_dim * 2 + "
+            "mbarriers + "
             "1024 at most 227 KiB",
             "launch (not the space): q, k, v 16-byte aligned (TMA global addresses)"};
   }
@@ -690,9 +698,9 @@ public:
     const auto type = sig.dtype == DType::bf16 ? TensorMapDataType::bfloat16 : TensorMapDataType::float16;
     // {d, seq, head, batch}: a box of 64 elements (128 bytes) by `rows`; rows past the sequence read zero
     auto map = [&](uint64_t address, const AttnShape::Strides& st, int64_t seq, int64_t heads, int rows) {
-      return sm90a::tma_map_128b(type, address, {uint64_t(sig.head_dim), uint64_t(seq), uint64_t(heads), uint64_t(s.b)},
-                                 {uint64_t(st.seq) * 2, uint64_t(st.head) * 2, uint64_t(st.batch) * 2},
-                                 {64, uint32_t(rows), 1, 1});
+      return sm90a::tma_map_128b(
+          type, address, {uint64_t(sig.head_dim), uint64_t(seq), uint64_t(heads), uint64_t(s.b)},
+          {uint64_t(st.seq) * 2, uint64_t(st.head) * 2, uint64_t(st.batch) * 2}, {64, uint32_t(rows), 1, 1});
     };
     KernargWriter w;
     const uint32_t at_q = w.blank(128, 64), at_k = w.blank(128, 64), at_v = w.blank(128, 64);

@@ -26,7 +26,8 @@ Sm90aConfig decode_sm90a(const Params& p, const GemmSig& sig) {
   c.tn_layout = sig.a_trans && !sig.b_trans;
   c.tile_m = int_param(p, "tile_m"), c.tile_n = int_param(p, "tile_n"), c.tile_k = int_param(p, "tile_k");
   c.stages = int_param(p, "stages"), c.consumers = int_param(p, "consumers");
-  std::tie(c.producer_regs, c.consumer_regs) = sm90a::parse_reg_split(param_str(p, "reg_split"), "gemm sm_90a");
+  std::tie(c.producer_regs, c.consumer_regs) =
+      sm90a::parse_reg_split(param_str(p, "reg_split"), "gemm sm_90a");
   c.persistent = param_int(p, "persistent") != 0;
   c.group_m = int_param(p, "group_m");
   c.cluster = int_param(p, "cluster");
@@ -74,7 +75,8 @@ std::string why_invalid_sm90a(const Sm90aConfig& c) {
            "transposes)";
   if (c.stages < 2 || c.stages > 5)
     return "stages is 2..5";
-  if (std::string why = sm90a::reg_split_invalid(c.producer_regs, c.consumer_regs, c.consumers, pl.entry_regs);
+  if (std::string why =
+          sm90a::reg_split_invalid(c.producer_regs, c.consumer_regs, c.consumers, pl.entry_regs);
       !why.empty())
     return why;
   if (pl.accumulators + kSm90aConsumerOverheadRegs > c.consumer_regs)

@@ -1,8 +1,8 @@
 #pragma once
-// Pieces shared by the sm_90a (wgmma + TMA + mbarrier) kernels of several families (gemm/gemm_sm90a_kernel.cpp,
-// attention/attention_sm90a.cpp): the 128B-swizzle wgmma descriptor, the mbarrier parity wait, the stage ring,
-// the 1024-aligned dynamic shared base, the setmaxnreg split rules, and 128B-swizzled TMA tensor maps.
-// Instruction facts: shared/notes/ptx.md section 4.
+// Pieces shared by the sm_90a (wgmma + TMA + mbarrier) kernels of several families
+// (gemm/gemm_sm90a_kernel.cpp, attention/attention_sm90a.cpp): the 128B-swizzle wgmma descriptor, the
+// mbarrier parity wait, the stage ring, the 1024-aligned dynamic shared base, the setmaxnreg split rules, and
+// 128B-swizzled TMA tensor maps. Instruction facts: shared/notes/ptx.md section 4.
 #include <cstdint>
 #include <string>
 #include <utility>

@@ -1,9 +1,9 @@
 // The sm_90a attention kernel (wgmma + TMA + mbarrier, producer/consumer warpgroups, setmaxnreg:
-// generators/attention/attention_sm90a.cpp) on the PTX emulator emu:sm_90a: random valid points with random B,
-// Hq/Hkv, Sq and Sk (ragged tails, causal with Sq <= Sk), both layouts, padded rows and both masks; o within
-// bf16 2e-2 / f16 4e-3 of the row norm of the float64 reference, lse within 1e-3, no writes between rows, zero
-// emulator reports; ptxas (when present) on a sample: no spills, no stack, no wgmma serialisation. Broken
-// variants (a missing mbarrier wait, wgmma wait or wgmma fence) are reported by the emulator.
+// generators/attention/attention_sm90a.cpp) on the PTX emulator emu:sm_90a: random valid points with random
+// B, Hq/Hkv, Sq and Sk (ragged tails, causal with Sq <= Sk), both layouts, padded rows and both masks; o
+// within bf16 2e-2 / f16 4e-3 of the row norm of the float64 reference, lse within 1e-3, no writes between
+// rows, zero emulator reports; ptxas (when present) on a sample: no spills, no stack, no wgmma serialisation.
+// Broken variants (a missing mbarrier wait, wgmma wait or wgmma fence) are reported by the emulator.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -37,7 +37,8 @@ std::vector<gen::Signature> all_signatures() {
       for (const char* mask : {"none", "causal"})
         for (const char* layout : {"bshd", "bhsd"})
           for (const char* lse : {"yes", "no"})
-            sigs.push_back({{"dtype", dt}, {"head_dim", hd}, {"mask", mask}, {"layout", layout}, {"lse", lse}});
+            sigs.push_back(
+                {{"dtype", dt}, {"head_dim", hd}, {"mask", mask}, {"layout", layout}, {"lse", lse}});
   return sigs;
 }
 
@@ -46,9 +47,9 @@ TEST(AttentionSm90a, SpaceAndConstraints) {
   const gen::Space space = attn().space("sm_90a", big);
   EXPECT_GT(space.size(), 0u);
   // 128 x 128 tiles, 3 stages: 32 KiB Q + 3 x 64 KiB K/V fit in 227 KiB; block_n 128 with 40/232 fits too
-  EXPECT_NO_THROW(attn().generate("sm_90a", big,
-                                  words_of(space, {"consumers=2", "block_n=128", "stages=3", "overlap=1",
-                                                            "reg_split=24/240"})));
+  EXPECT_NO_THROW(attn().generate(
+      "sm_90a", big,
+      words_of(space, {"consumers=2", "block_n=128", "stages=3", "overlap=1", "reg_split=24/240"})));
   // a value outside the space is refused, naming it
   gen::Params bad = words_of(space, {"consumers=1", "block_n=64"});
   bad["block_n"] = gen::Value::num(48);
@@ -60,9 +61,9 @@ TEST(AttentionSm90a, SpaceAndConstraints) {
   }
   const gen::Params p = words_of(space, {"consumers=1", "block_n=64", "stages=2"});
   const gen::Generated g = attn().generate("sm_90a", big, p);
-  for (const char* must : {"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "cp.async.bulk.tensor.4d",
-                           "mbarrier.try_wait.parity", "setmaxnreg.dec", "setmaxnreg.inc",
-                           "m64n128k16.f32.bf16.bf16 {"})
+  for (const char* must :
+       {"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "cp.async.bulk.tensor.4d",
+        "mbarrier.try_wait.parity", "setmaxnreg.dec", "setmaxnreg.inc", "m64n128k16.f32.bf16.bf16 {"})
     EXPECT_NE(g.text.find(must), std::string::npos) << must;
   // misaligned q is refused at launch (TMA global addresses are multiples of 16 bytes)
   const gen::Problem prob{{"B", 1}, {"Hq", 2}, {"Sq", 10}, {"Sk", 20}};
@@ -97,22 +98,26 @@ TEST(AttentionSm90a, Sweep) {
     const int64_t hkv = 1 + int64_t(rng() % 2), group = 1 + int64_t(rng() % 3);
     const int64_t sq = 1 + int64_t(rng() % (i % 5 == 0 ? 8 : 70));
     const int64_t sk = is_causal ? sq + int64_t(rng() % 50) : 1 + int64_t(rng() % (i % 7 == 0 ? 5 : 150));
-    gen::Problem prob{{"B", 1 + int64_t(rng() % 2)}, {"Hq", hkv * group}, {"Hkv", hkv}, {"Sq", sq}, {"Sk", sk}};
+    gen::Problem prob{
+        {"B", 1 + int64_t(rng() % 2)}, {"Hq", hkv * group}, {"Hkv", hkv}, {"Sq", sq}, {"Sk", sk}};
     if (i % 3 == 2)
       prob["pad"] = 8 * int64_t(1 + rng() % 2);
     const double scale = (0.5 + double(rng() % 1000) / 666.0) / std::sqrt(std::stod(spec.sig.at("head_dim")));
-    SCOPED_TRACE(spec.isa + " " + gen::format(spec.sig) + " " + gen::format(spec.params) + " " + gen::format(prob));
+    SCOPED_TRACE(spec.isa + " " + gen::format(spec.sig) + " " + gen::format(spec.params) + " " +
+                 gen::format(prob));
     const tune::Compiled compiled = tune::compile_variant(spec, {.ptxas = ptxas && i % 4 == 0});
     if (compiled.ptx_report) {
       ++ptxas_checked;
       EXPECT_TRUE(compiled.prune_reasons.empty()) << compiled.prune_reasons.front();
       ASSERT_EQ(compiled.ptx_report->kernels.size(), 1u);
       const auto& k = compiled.ptx_report->kernels[0];
-      EXPECT_EQ(k.spill_store_bytes + k.spill_load_bytes + k.stack_bytes, 0u) << "ptxas: spills or a stack frame";
+      EXPECT_EQ(k.spill_store_bytes + k.spill_load_bytes + k.stack_bytes, 0u)
+          << "ptxas: spills or a stack frame";
       max_regs = std::max(max_regs, int(k.registers));
     }
-    const attention_test::AttnOutcome r = attention_test::run_attention(
-        gen_ptx_test::emu_device(spec.isa), compiled.code, spec.sig, spec.params, prob, 900 + uint64_t(i), scale);
+    const attention_test::AttnOutcome r =
+        attention_test::run_attention(gen_ptx_test::emu_device(spec.isa), compiled.code, spec.sig,
+                                      spec.params, prob, 900 + uint64_t(i), scale);
     const bool bf16 = spec.sig.at("dtype") == "bf16";
     const double tol = bf16 ? 2e-2 : 4e-3;
     worst_o[bf16] = std::max(worst_o[bf16], r.o_error);
@@ -131,9 +136,10 @@ TEST(AttentionSm90a, Sweep) {
       FAIL() << "too many failures";
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("[attention sweep sm_90a] %d points (%d causal, %d GQA/MQA, %d overlap, %d two consumers), max o "
-              "error f16 %.3g bf16 %.3g, max lse error %.3g; ptxas on %d (max %d registers), %.1f s\n",
-              points, causal, gqa, overlap, two, worst_o[0], worst_o[1], worst_lse, ptxas_checked, max_regs, secs);
+  std::printf(
+      "[attention sweep sm_90a] %d points (%d causal, %d GQA/MQA, %d overlap, %d two consumers), max o "
+      "error f16 %.3g bf16 %.3g, max lse error %.3g; ptxas on %d (max %d registers), %.1f s\n",
+      points, causal, gqa, overlap, two, worst_o[0], worst_o[1], worst_lse, ptxas_checked, max_regs, secs);
 }
 
 // Broken variants: each mutation of a correct kernel's text must make the emulator report (and the output
@@ -147,9 +153,10 @@ TEST(AttentionSm90a, BrokenVariantsAreReported) {
   tune::VariantSpec spec{&attn(), "sm_90a", sig, params};
   const tune::Compiled good = tune::compile_variant(spec, {.ptxas = false});
   auto& dev = gen_ptx_test::emu_device("sm_90a");
-  // the adversarial scheduler runs the last warp (a consumer) first, as far as it may go: a consumer that does
-  // not wait reads a stage before the producer has filled it
-  static auto adversarial = emu::ptx::make_ptx_emu_device({.target = "sm_90a", .scheduler = emu::ptx::Scheduler::adversarial});
+  // the adversarial scheduler runs the last warp (a consumer) first, as far as it may go: a consumer that
+  // does not wait reads a stage before the producer has filled it
+  static auto adversarial =
+      emu::ptx::make_ptx_emu_device({.target = "sm_90a", .scheduler = emu::ptx::Scheduler::adversarial});
   const double scale = 0.125;
   const auto ok = attention_test::run_attention(dev, good.code, sig, params, prob, 5, scale);
   EXPECT_TRUE(ok.reports.empty()) << ok.reports.front();
@@ -209,14 +216,16 @@ TEST(AttentionSm90a, BrokenVariantsAreReported) {
 
 namespace {
 
-// ptxas on the valid points with block_n 128 (the most registers: S and P) and two consumers for head_dim 128, bf16, causal with
-// LSE (the most code): no spill, no stack frame, no wgmma serialisation. ISATUNE_ATTENTION_PTXAS_ALL=1: every
-// point of that signature (48, 28 s here); =2: every point of all 32 signatures.
+// ptxas on the valid points with block_n 128 (the most registers: S and P) and two consumers for head_dim
+// 128, bf16, causal with LSE (the most code): no spill, no stack frame, no wgmma serialisation.
+// ISATUNE_ATTENTION_PTXAS_ALL=1: every point of that signature (48, 28 s here); =2: every point of all 32
+// signatures.
 TEST(AttentionSm90a, PtxasHeaviestPoints) {
   if (!gen_ptx_test::have_ptxas())
     GTEST_SKIP() << "ptxas not found: " << tune::ptxas_unavailable_reason();
   const int all = env_int("ISATUNE_ATTENTION_PTXAS_ALL", 0);
-  std::vector<gen::Signature> sigs{{{"dtype", "bf16"}, {"head_dim", "128"}, {"mask", "causal"}, {"lse", "yes"}}};
+  std::vector<gen::Signature> sigs{
+      {{"dtype", "bf16"}, {"head_dim", "128"}, {"mask", "causal"}, {"lse", "yes"}}};
   if (all >= 2)
     sigs = all_signatures();
   int compiled = 0, max_regs = 0;
@@ -225,21 +234,22 @@ TEST(AttentionSm90a, PtxasHeaviestPoints) {
     const gen::Space space = attn().space("sm_90a", sig);
     for (uint64_t i = 0; i < space.size(); ++i) {
       tune::VariantSpec spec{&attn(), "sm_90a", sig, gen::params_of(space, space.valid_config(i))};
-      if (!all && (gen::param_int(spec.params, "block_n") != 128 || gen::param_int(spec.params, "consumers") != 2))
+      if (!all &&
+          (gen::param_int(spec.params, "block_n") != 128 || gen::param_int(spec.params, "consumers") != 2))
         continue;
       SCOPED_TRACE(gen::format(sig) + " " + gen::format(spec.params));
       const tune::Compiled c = tune::compile_variant(spec, {.ptxas = true});
       ASSERT_TRUE(c.ptx_report.has_value());
       EXPECT_TRUE(c.prune_reasons.empty()) << c.prune_reasons.front();
       const auto& k = c.ptx_report->kernels.at(0);
-      EXPECT_EQ(k.spill_store_bytes + k.spill_load_bytes + k.stack_bytes, 0u) << "ptxas: spills or a stack frame";
+      EXPECT_EQ(k.spill_store_bytes + k.spill_load_bytes + k.stack_bytes, 0u)
+          << "ptxas: spills or a stack frame";
       max_regs = std::max(max_regs, int(k.registers));
       ++compiled;
     }
   }
   std::printf("[attention sm_90a ptxas] %d kernels without spills, max %d registers, %.1f s\n", compiled,
-              max_regs,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+              max_regs, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
 } // namespace
