@@ -2,8 +2,8 @@
 # The one-shot device check (issue 12 part 6, docs/performance.md "H200 one-shot check"): on a lent NVIDIA GPU
 # (an H200 with 16 cores and PyTorch, no network) it builds isatune, runs every PTX generator's correctness
 # check on the GPU, tunes GEMM at 4096^3 and 8192^3 bf16 and a few LLM shapes with short budgets, tunes softmax
-# and RMSNorm, times cuBLAS (torch.matmul) and device-to-device copies (torch clone) on the same shapes, and
-# writes ONE JSON file with every step's outcome and the ratios. Each step has its own time limit and records
+# and RMSNorm, checks the sm_90a attention kernel against torch's scaled_dot_product_attention, times cuBLAS
+# (torch.matmul) and device-to-device copies (torch clone) on the same shapes, and writes ONE JSON file with every step's outcome and the ratios. Each step has its own time limit and records
 # ok / failed / skipped with the reason; nothing aborts the run. The whole run stays under 8 minutes.
 #
 #   scripts/device-check.sh [--dry-run] [--skip-build] [--device SPEC] [OUT.json]   (default device-check.json)
@@ -192,12 +192,15 @@ fi
 if [ "$DRY" = 1 ]; then
   GEMM_PROBLEMS=("M=67,N=45,K=37" "M=1,N=9,K=17")
   ROW_PROBLEMS=("rows=5,N=33" "rows=3,N=129")
+  ATTN_PROBLEMS=("B=1,Hq=2,Hkv=1,Sq=70,Sk=90")
   CHECK_LIMIT=120
 else
   GEMM_PROBLEMS=("M=257,N=129,K=77" "M=1,N=777,K=1029" "M=1023,N=1031,K=517")
   ROW_PROBLEMS=("rows=1,N=1" "rows=37,N=1000" "rows=4097,N=4096")
+  ATTN_PROBLEMS=("B=1,Hq=4,Hkv=2,Sq=500,Sk=700")
   CHECK_LIMIT=45
 fi
+ATTN_SIGS=("dtype=bf16,head_dim=128,mask=causal" "dtype=f16,head_dim=64,layout=bhsd")
 # The checks stop after CHECK_SECTION_S so that the tuning keeps its time (the rest are recorded skipped).
 SECTION_END=$(($(date +%s) + ${CHECK_SECTION_S:-$([ "$DRY" = 1 ] && echo 240 || echo 130)}))
 GEMM_SIGS=("a=bf16,b=bf16,cd=bf16,layout=TN" "a=f16,b=f16,cd=f32,layout=NN")
@@ -217,6 +220,38 @@ for target in $CHECK_TARGETS; do
       done
     done
   done
+  for sig in "${ATTN_SIGS[@]}"; do # flash-attention forward (sm_90a: wgmma + TMA; sm_80: mma.sync)
+    for p in "${ATTN_PROBLEMS[@]}"; do
+      isatune_step "check/attention/$target/$sig/$p" "$CHECK_LIMIT" kind=check generator=attention target="$target" \
+        signature="$sig" problem="$p" -- run attention --target "$target" --device "$DEVICE" --sig "$sig" --problem "$p" --json
+    done
+  done
+done
+# The sm_90a attention kernel against PyTorch's scaled_dot_product_attention on the same GPU (float32
+# reference; GQA, ragged Sq != Sk, causal bottom-right): scripts/device_check_attention.py.
+SDPA_CASES=("--causal --dtype bf16 --head-dim 128 --problem B=2,Hq=8,Hkv=2,Sq=1000,Sk=1100"
+            "--dtype f16 --head-dim 64 --layout bhsd --problem B=1,Hq=4,Hkv=4,Sq=777,Sk=1029 --param consumers=1,block_n=64,stages=3,overlap=0,reg_split=24/240")
+SDPA_SKIP=""
+if [ "$DRY" = 1 ]; then # the same path on the emulator with a CPU torch, when python3 has one
+  SDPA_CASES=("--causal --dtype bf16 --head-dim 64 --problem B=1,Hq=2,Hkv=1,Sq=70,Sk=90 --param consumers=1,block_n=32,stages=2,overlap=1,reg_split=24/240")
+  python3 -c 'import numpy, torch' >/dev/null 2>&1 || SDPA_SKIP="dry run: python3 has no torch (or numpy)"
+elif [ "${DEVICE#cuda}" = "$DEVICE" ]; then
+  SDPA_SKIP="device $DEVICE is not a CUDA GPU (torch's reference runs on cuda)"
+elif ! python3 -c 'import sys, numpy, torch; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+  SDPA_SKIP="torch (with numpy) and a CUDA GPU are not available to python3"
+fi
+if [ -z "$SDPA_SKIP" ] && [ "$HAVE_TOOL" = 0 ]; then
+  SDPA_SKIP="$TOOL_REASON"
+fi
+for c in "${SDPA_CASES[@]}"; do
+  name="check/attention-sdpa/sm_90a/$(echo "$c" | tr -d ' -' | cut -c1-60)"
+  if [ -n "$SDPA_SKIP" ]; then
+    skip "$name" "$SDPA_SKIP" kind=check generator=attention-sdpa target=sm_90a signature="$c" problem=torch-reference
+  else
+    # shellcheck disable=SC2086 # the case's words are options
+    step "$name" 90 kind=check generator=attention-sdpa target=sm_90a signature="$c" problem=torch-reference -- \
+      python3 scripts/device_check_attention.py "$ISATUNE" --device "$DEVICE" $c
+  fi
 done
 
 SECTION_END=0

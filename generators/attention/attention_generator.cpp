@@ -1,6 +1,6 @@
 // The flash-attention forward generator (docs/attention.md): one signature, problem, buffers, scalars,
 // float64 reference and estimate for every target; the kernels per ISA family (attention_cdna.cpp for
-// gfx942/gfx950).
+// gfx942/gfx950, attention_sm80.cpp for sm_80/sm_90, attention_sm90a.cpp for sm_90a).
 #include <algorithm>
 #include <cmath>
 
@@ -186,7 +186,8 @@ std::vector<const AttentionPtxBackend*> attention_ptx_backends() {
   // FAMILIES: each PTX attention family adds its factory here (stateless, shared across threads).
   static const std::vector<std::unique_ptr<AttentionPtxBackend>> owned = [] {
     std::vector<std::unique_ptr<AttentionPtxBackend>> v;
-    v.push_back(make_attention_sm80_backend()); // sm_80 (attention_sm80.cpp)
+    v.push_back(make_attention_sm80_backend());  // sm_80, sm_90 (attention_sm80.cpp)
+    v.push_back(make_attention_sm90a_backend()); // sm_90a (attention_sm90a.cpp)
     return v;
   }();
   std::vector<const AttentionPtxBackend*> out;
@@ -349,7 +350,8 @@ public:
     auto it = scalars.find("scale");
     const double scale = it == scalars.end() ? 1.0 / std::sqrt(double(s.head_dim)) : it->second;
     if (is_ptx_isa(isa))
-      return {attention_ptx_backend(isa)->launch(isa, s, params, sh, pack_kernargs(s, sh, addresses, scale))};
+      return {attention_ptx_backend(isa)->launch(isa, s, params, sh, addresses,
+                                                 pack_kernargs(s, sh, addresses, scale))};
     const CdnaParams p = cdna_params(params);
     Launch l;
     l.kernel = cdna_kernel_name(s, p);

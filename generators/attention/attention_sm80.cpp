@@ -413,7 +413,7 @@ public:
   }
 
   Launch launch(const std::string&, const AttnSig& sig, const Params& params, const AttnShape& s,
-                std::vector<uint8_t> kernargs) const override {
+                std::span<const uint64_t>, std::vector<uint8_t> kernargs) const override {
     const Sm80Params p = sm80_params(params);
     Launch l;
     l.kernel = sm80_kernel_name(sig, p);

@@ -5,6 +5,7 @@
 #include "gemm_ptx_backend.h"
 #include "gemm_sm90a_kernel.h"
 #include "isatune/error.h"
+#include "sm90a_pieces.h"
 
 namespace isatune::gen::gemm {
 
@@ -134,16 +135,9 @@ public:
                                               : TensorMapDataType::float16;
     // 2D map over a stored operand: dimension 0 is its contiguous one; box 64 x `box_rows`.
     auto map = [&](uint64_t address, int64_t inner, int64_t outer, int64_t ld, int box_outer) {
-      TensorMapTiledArgs m;
-      m.data_type = dtype;
-      m.rank = 2;
-      m.global_address = address;
-      m.global_dim = {uint64_t(inner), uint64_t(outer), 0, 0, 0};
-      m.global_strides = {uint64_t(ld) * uint64_t(sig.in_bytes()), 0, 0, 0};
-      m.box_dim = {uint32_t(128 / sig.in_bytes()), uint32_t(box_outer), 0, 0, 0}; // 128 bytes inner
-      m.swizzle = TensorMapSwizzle::b128;
-      m.oob_fill = TensorMapOobFill::none; // out-of-bound elements are zero: ragged M, N, K
-      return m;
+      return sm90a::tma_map_128b(dtype, address, {uint64_t(inner), uint64_t(outer)},
+                                 {uint64_t(ld) * uint64_t(sig.in_bytes())},
+                                 {uint32_t(128 / sig.in_bytes()), uint32_t(box_outer)}); // 128 bytes inner
     };
     // K-major operands (A 'T', B 'N') load one {64 k, tile rows} box per stage; MN-major ones {64, 64} boxes.
     const TensorMapTiledArgs ma = sig.a_trans ? map(addresses[0], d.k, d.m, d.lda, c.tile_m)

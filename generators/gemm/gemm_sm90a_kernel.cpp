@@ -7,6 +7,7 @@
 
 #include "isatune/error.h"
 #include "isatune/ptx/module.h"
+#include "sm90a_pieces.h"
 
 namespace isatune::gen::gemm {
 
@@ -14,17 +15,6 @@ namespace {
 
 int int_param(const Params& p, const char* name) {
   return int(param_int(p, name));
-}
-
-// "40/232" -> {40, 232}
-std::pair<int, int> parse_reg_split(const std::string& s) {
-  const size_t slash = s.find('/');
-  try {
-    if (slash != std::string::npos)
-      return {std::stoi(s.substr(0, slash)), std::stoi(s.substr(slash + 1))};
-  } catch (const std::exception&) {
-  }
-  throw InputError("gemm sm_90a: reg_split='" + s + "' is not PRODUCER/CONSUMER registers (e.g. 40/232)");
 }
 
 } // namespace
@@ -36,7 +26,8 @@ Sm90aConfig decode_sm90a(const Params& p, const GemmSig& sig) {
   c.tn_layout = sig.a_trans && !sig.b_trans;
   c.tile_m = int_param(p, "tile_m"), c.tile_n = int_param(p, "tile_n"), c.tile_k = int_param(p, "tile_k");
   c.stages = int_param(p, "stages"), c.consumers = int_param(p, "consumers");
-  std::tie(c.producer_regs, c.consumer_regs) = parse_reg_split(param_str(p, "reg_split"));
+  std::tie(c.producer_regs, c.consumer_regs) =
+      sm90a::parse_reg_split(param_str(p, "reg_split"), "gemm sm_90a");
   c.persistent = param_int(p, "persistent") != 0;
   c.group_m = int_param(p, "group_m");
   c.cluster = int_param(p, "cluster");
@@ -65,7 +56,7 @@ Sm90aPlan plan_sm90a(const Sm90aConfig& c) {
   pl.staging_bytes = c.tma_store ? uint32_t(64 * kSm90aStoreColumns) * size_of(c.cd) : 0;
   pl.dynamic_shared_bytes = pl.staging_offset + pl.staging_bytes * uint32_t(c.consumers) + 1024;
   pl.tx_bytes = pl.stage_bytes;
-  pl.entry_regs = std::min(168, 65536 / pl.threads / 8 * 8);
+  pl.entry_regs = sm90a::entry_registers(pl.threads);
   return pl;
 }
 
@@ -84,12 +75,10 @@ std::string why_invalid_sm90a(const Sm90aConfig& c) {
            "transposes)";
   if (c.stages < 2 || c.stages > 5)
     return "stages is 2..5";
-  if (c.producer_regs % 8 || c.consumer_regs % 8 || c.producer_regs < 24 || c.consumer_regs > 256 ||
-      c.producer_regs > pl.entry_regs || c.consumer_regs < pl.entry_regs)
-    return "reg_split: multiples of 8 in 24..256, producer <= " + std::to_string(pl.entry_regs) +
-           " (the entry .maxnreg) <= consumer";
-  if (128 * (c.producer_regs + c.consumers * c.consumer_regs) > 65536)
-    return "reg_split: 128 * (producer + consumers * consumer) registers fit the SM's 65536";
+  if (std::string why =
+          sm90a::reg_split_invalid(c.producer_regs, c.consumer_regs, c.consumers, pl.entry_regs);
+      !why.empty())
+    return why;
   if (pl.accumulators + kSm90aConsumerOverheadRegs > c.consumer_regs)
     return "accumulators per consumer thread (tile_m / consumers / 64 * tile_n / 2 = " +
            std::to_string(pl.accumulators) + ") + " + std::to_string(kSm90aConsumerOverheadRegs) +
@@ -150,13 +139,7 @@ struct Emitter {
   Reg r64() { return k.reg(RegClass::b64); }
   Reg pred() { return k.reg(RegClass::pred); }
 
-  void wait_parity(Reg bar, uint32_t offset, Reg parity) {
-    const ptx::Label again = k.new_label("WAIT");
-    k.place(again);
-    Reg p = pred();
-    k.mbarrier_try_wait_parity(p, Address(bar, offset), parity);
-    k.bra(again).pred(p, true);
-  }
+  void wait_parity(Reg bar, uint32_t offset, Reg parity) { sm90a::wait_parity(k, bar, offset, parity); }
 
   // The tile's origin in grouped raster order: groups of group_m tile rows, column by column inside a group.
   void tile_origin(Reg tile, Reg m0, Reg n0) {
@@ -190,24 +173,10 @@ struct Emitter {
   }
 
   // stage index and phase of the ring: advance to the next slot
-  void advance(Reg stage, Reg phase) {
-    Reg wrap = pred();
-    k.add(Type::u32, stage, stage, 1);
-    k.setp(Cmp::eq, Type::u32, wrap, stage, c.stages);
-    k.mov(Type::u32, stage, 0).pred(wrap);
-    k.binary("xor", Type::b32, phase, phase, 1).pred(wrap);
-  }
+  void advance(Reg stage, Reg phase) { sm90a::advance_ring(k, stage, phase, c.stages); }
 
   // 64-bit wgmma descriptor of a 128B-swizzled operand at shared address `addr` (ptx.md section 4).
-  Reg descriptor(Reg addr, uint32_t lbo, uint32_t sbo) {
-    Reg lo = r32(), hi = r32(), d = r64();
-    k.binary("shr", Type::u32, lo, addr, 4);
-    k.binary("and", Type::b32, lo, lo, 0x3FFF);
-    k.binary("or", Type::b32, lo, lo, (lbo >> 4) << 16);
-    k.mov(Type::u32, hi, (sbo >> 4) | (1u << 30));
-    k.pack(Type::b64, d, {lo, hi});
-    return d;
-  }
+  Reg descriptor(Reg addr, uint32_t lbo, uint32_t sbo) { return sm90a::descriptor_128b(k, addr, lbo, sbo); }
 
   void header() {
     auto tmA = k.param_tensor_map("tmA");
@@ -267,10 +236,7 @@ struct Emitter {
       k.binary("xor", Type::b32, peer, rank, 1);
     }
     // the dynamic base rounded up to the 1024-byte swizzle repeat (its declared alignment is not assured)
-    base = r32(), bars = r32();
-    k.mov_addr(base, "smem");
-    k.add(Type::u32, base, base, 1023);
-    k.binary("and", Type::b32, base, base, Operand::sym("0xFFFFFC00"));
+    base = sm90a::aligned_dynamic_base(k, "smem"), bars = r32();
     k.add(Type::u32, bars, base, pl.barrier_offset);
   }
 

@@ -2,6 +2,7 @@
 // Runs the attention generator's kernels on an emulator (CDNA or PTX, any loader::Device) with exact buffer
 // sizes and checks o against the float64 reference by the row norm and lse absolutely (tests/gen and
 // tests/gen_ptx share it).
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -41,10 +42,16 @@ inline AttnOutcome run_attention(loader::Device& dev, const CodeObject& code, co
   }
   const std::map<std::string, double> sc{{"scale", scale}};
   auto module = dev.load(code);
-  for (const gen::Launch& l : g.launches(code.isa, sig, params, prob, ptrs, sc)) {
+  for (gen::Launch& l : g.launches(code.isa, sig, params, prob, ptrs, sc)) {
+    for (const auto& tm : l.tensor_maps) { // sm_90a: the device encodes the TMA maps into their slots
+      const TensorMap m = dev.encode_tensor_map(tm.map);
+      std::copy(m.bytes.begin(), m.bytes.end(), l.kernargs.begin() + tm.kernarg_offset);
+    }
     loader::LaunchConfig cfg;
     cfg.grid = {l.grid.x, l.grid.y, l.grid.z};
     cfg.block = {l.block.x, l.block.y, l.block.z};
+    cfg.dynamic_shared_bytes = l.dynamic_shared_bytes;
+    cfg.cluster = {l.cluster.x, l.cluster.y, l.cluster.z};
     dev.launch(*module->function(l.kernel), cfg, l.kernargs);
   }
   dev.synchronize();
