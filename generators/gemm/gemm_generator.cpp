@@ -152,6 +152,9 @@ public:
     v.push_back(mat("B", s.b, BufferRole::input, d.b_rows, d.b_cols, d.ldb));
     v.push_back(mat("C", s.cd, BufferRole::input, d.m, d.n, d.ldc));
     v.push_back(mat("D", s.cd, BufferRole::output, d.m, d.n, d.ldd));
+    // An element's f32 accumulation error scales with sqrt(K) and its inputs, not with its own column: relative
+    // to a column of M = 1 or 2 elements, an element near cancellation failed correct kernels (docs/gemm.md).
+    v.back().matrix_norm = true;
     BufferSpec w;
     w.name = "workspace"; // split-K partial sums, f32 [split][n][m]
     w.dtype = DType::f32;

@@ -54,10 +54,16 @@ Mismatch compare_output(const BufferSpec& spec, std::span<const double> got, std
   Mismatch m;
   m.buffer = spec.name;
   const uint64_t stride = spec.row_stride ? spec.row_stride : spec.cols;
-  for (uint64_t r = 0; r < spec.rows; ++r) {
+  auto row_norm = [&](uint64_t r) {
     double norm = 0;
     for (uint64_t c = 0; c < spec.cols; ++c) norm = std::max(norm, std::fabs(want[r * stride + c]));
-    norm = std::max(norm, 1e-30);
+    return norm;
+  };
+  double matrix_norm = 0;
+  if (spec.matrix_norm)
+    for (uint64_t r = 0; r < spec.rows; ++r) matrix_norm = std::max(matrix_norm, row_norm(r));
+  for (uint64_t r = 0; r < spec.rows; ++r) {
+    const double norm = std::max(spec.matrix_norm ? matrix_norm : row_norm(r), 1e-30);
     for (uint64_t c = 0; c < spec.cols; ++c) {
       const uint64_t i = r * stride + c;
       const double g = got[i], w = want[i];

@@ -22,7 +22,8 @@ std::vector<double> decode_all(DType t, std::span<const uint8_t> bytes);
 
 struct Mismatch {
   std::string buffer;
-  double max_rel_error = 0; // max over checked elements of |got - want| / max(row inf-norm of want, 1e-30)
+  double max_rel_error = 0; // max over checked elements of |got - want| / max(inf-norm of want, 1e-30), the
+                            // norm of the element's row (of the whole matrix with BufferSpec::matrix_norm)
   uint64_t row = 0, col = 0; // where the worst one is
   double got = 0, want = 0;
   uint64_t gap_writes = 0; // elements outside the rows x cols matrix (between rows at row_stride) that changed

@@ -50,6 +50,10 @@ struct BufferSpec {
   uint64_t elements = 0;
   uint64_t rows = 1, cols = 0, row_stride = 0; // the logical matrix (outputs are checked over it)
   double init_lo = -1, init_hi = 1;
+  // Errors relative to the largest |reference| of the whole rows x cols matrix instead of the row's own: for
+  // outputs whose rows carry no scale of their own (a GEMM's D, whose check rows are stored columns of M
+  // elements; with M = 1 a row norm would be the element itself, an ill-conditioned relative error).
+  bool matrix_norm = false;
 };
 
 struct Dim3 {
