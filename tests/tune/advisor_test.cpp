@@ -229,13 +229,22 @@ TEST(Advisor, AttentionBlocksByHandPtx) {
   EXPECT_DOUBLE_EQ(r16.feed_efficiency, 0.5);
   EXPECT_NEAR(r16.fraction_of_peak, roofline(rflops, rbytes, 3003.0 / 3840 * 20 / 108 * 0.5, am), 1e-12);
 
-  // The generator's shapes: 16 x warps (1, 2, 4, 8) query rows; block_n x head_dim at most 2048 on sm_90
-  // (the portable mma.sync kernel serves sm_90a) and 4096 on sm_80
+  // The generator's shapes: on sm_90a the wgmma kernel, 64 query rows per consumer warpgroup (1 or 2) and key
+  // blocks of 32, 64 or 128; on sm_90 16 x warps (1, 2, 4, 8) query rows with block_n x head_dim at most 2048
+  // (the portable mma.sync kernel), on sm_80 at most 4096
   std::string used;
   const auto h_shapes = attention_tile_shapes("sm_90a", 128, &used);
-  EXPECT_EQ(used, "sm_90");
+  EXPECT_EQ(used, "sm_90a");
   ASSERT_FALSE(h_shapes.empty());
+  EXPECT_TRUE(has_tile(h_shapes, 128, 64));
   for (const auto& [bm, bn] : h_shapes) {
+    EXPECT_TRUE(bm == 64 || bm == 128) << bm;
+    EXPECT_TRUE(bn == 32 || bn == 64 || bn == 128) << bn;
+  }
+  const auto p_shapes = attention_tile_shapes("sm_90", 128, &used);
+  EXPECT_EQ(used, "sm_90");
+  ASSERT_FALSE(p_shapes.empty());
+  for (const auto& [bm, bn] : p_shapes) {
     EXPECT_TRUE(bm == 16 || bm == 32 || bm == 64 || bm == 128) << bm;
     EXPECT_EQ(bn, 16);
   }

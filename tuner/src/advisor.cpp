@@ -183,23 +183,26 @@ std::vector<std::pair<int, int>> attention_tile_shapes(const std::string& isa, i
   const gen::Space space = g.space(
       t, gen::parse_signature(g, std::vector<std::string>{"dtype=bf16", "head_dim=" + std::to_string(head_dim),
                                                           "mask=causal"}));
-  size_t iw = 0, imfma = 0, iwarps = 0, in = 0; // 1-based positions, 0: absent
+  size_t iw = 0, imfma = 0, iwarps = 0, iconsumers = 0, in = 0; // 1-based positions, 0: absent
   for (size_t i = 0; i < space.parameters().size(); ++i) {
     const auto& n = space.parameters()[i].name;
     if (n == "waves") iw = i + 1;
     if (n == "mfma") imfma = i + 1;
     if (n == "warps") iwarps = i + 1;
+    if (n == "consumers") iconsumers = i + 1;
     if (n == "block_n") in = i + 1;
   }
-  if (!in || !(iwarps || (iw && imfma)))
+  if (!in || !(iwarps || iconsumers || (iw && imfma)))
     throw InputError("advise: the attention generator's space for " + t +
-                     " has neither waves and mfma nor warps beside block_n");
+                     " has neither waves and mfma, warps nor consumers beside block_n");
   std::set<std::pair<int, int>> shapes;
   for (uint64_t idx : space.valid()) {
     const gen::Config c = space.config_at(idx);
     int block_m = 0;
     if (iwarps) {
       block_m = 16 * int(space.number(c, iwarps - 1)); // mma.sync m16: 16 query rows per warp
+    } else if (iconsumers) {
+      block_m = 64 * int(space.number(c, iconsumers - 1)); // sm_90a wgmma m64: 64 query rows per consumer warpgroup
     } else {
       const std::string& mfma = space.parameters()[imfma - 1].values[c[imfma - 1]].text; // "32x32x8": M = 32
       block_m = int(space.number(c, iw - 1)) * std::stoi(mfma.substr(0, mfma.find('x')));
