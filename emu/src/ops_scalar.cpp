@@ -85,10 +85,13 @@ void smem_load(Wave& w, const Inst& in) {
 // The scalar cache is write-back (the kernel flushes it with s_dcache_wb); the emulator writes memory at issue,
 // which is what a flush after the store sees. The operation is counted by lgkmcnt like a scalar load, out of
 // order; a returned value lands in sdst at issue and is pending until the wait.
+// The immediates are [offset, cpol] with an immediate offset and [cpol] alone with only an SGPR soffset (as for
+// the loads above): s_store_dword s52, s[40:41], s62 glc (AITER's split-K semaphore) has no offset, its 1 is glc.
 uint64_t smem_address(Wave& w, const Inst& in, int base_src) {
   uint64_t addr = w.s64(in.src[base_src].reg);
+  const bool soffset = in.nsrc > base_src + 1;
   for (int i = base_src + 1; i < in.nsrc; ++i) addr += sread(w, in.src[i]);
-  if (in.nimm >= 1) addr += uint64_t(int64_t(in.imm[0]));
+  if (in.nimm >= 2 || (in.nimm == 1 && !soffset)) addr += uint64_t(int64_t(in.imm[0]));
   if (addr & 3)
     w.ctx->report(w, HazardKind::unaligned, "scalar store address " + hex_addr(addr) + " is not 4-byte aligned");
   return addr & ~3ull;

@@ -534,6 +534,7 @@ TEST(AiterInstructions, ScalarStoresAndAtomics) {
            "  s_atomic_inc s33, s[20:21], 0x10\n  s_atomic_dec s34, s[20:21], 0x14\n"
            "  s_atomic_inc s35, s[20:21], 0x18 glc\n  s_atomic_dec s36, s[20:21], 0x1c glc\n"
            "  s_mov_b32 s37, 0x20\n  s_atomic_inc s32, s[20:21], s37\n"
+           "  s_mov_b32 s38, 0x24\n  s_store_dword s31, s[20:21], s38 glc\n" // soffset and glc: no imm offset
            "  s_waitcnt lgkmcnt(0)\n  s_dcache_wb\n  v_mov_b32 v40, s35\n  v_mov_b32 v41, s36\n";
   r.in.resize(64 * 3);
   for (auto& x : r.in)
@@ -557,7 +558,8 @@ TEST(AiterInstructions, ScalarStoresAndAtomics) {
     EXPECT_EQ(out[2 * l], m0[6]) << "s_atomic_inc glc returns the old value";
     EXPECT_EQ(out[2 * l + 1], m0[7]) << "s_atomic_dec glc returns the old value";
   }
-  for (uint32_t i = 9; i < 16; ++i)
+  EXPECT_EQ(m[9], r.in[1]) << "s_store_dword soffset glc";
+  for (uint32_t i = 10; i < 16; ++i)
     EXPECT_EQ(m[i], m0[i]) << "untouched dword " << i;
 }
 

@@ -453,6 +453,86 @@ TEST_P(AiterGemm, Bf16GemmSplitKAtomics) {
   EXPECT_EQ(unexplained(dev, name), "") << name;
 }
 
+// The split-K variant with a semaphore, bf16gemm_fp32bf16_tn_32x64_splitk_clean (gfx942; gfx950 the timing
+// fixture, tests/fixtures/aiter_timing, the gfx942 file relabelled; AITER's host launches
+// split > 1 only on the `_clean` kernels, CSV splitK 1): the z = 0 slice clears its D tile and sets the tile's
+// counter in the semaphore (u32 [16,64], zeroed once by AITER: gemm_op_a16w16.py get_semaphore_workspace) with
+// s_store_dword; the other slices wait for it, every slice adds its partial sums with global atomics and counts
+// the counter down with s_atomic_dec, which must leave it at zero for the next launch. So D starts as sentinels
+// here, not zeros. One host thread: a slice spins on the semaphore (tools/cmd_model.cpp does the same).
+TEST_P(AiterGemm, Bf16GemmSplitKSemaphore) {
+  const std::string arch = std::get<0>(GetParam());
+  const bool out_bf16 = std::get<1>(GetParam());
+  const std::string name =
+      (arch == "gfx942" ? "" : "../aiter_timing/") + arch + "/bf16gemm_fp32bf16_tn_32x64_splitk_clean.co";
+  const uint32_t seed = test_seed();
+  std::mt19937 rng(seed);
+  const uint32_t split = 2 + rng() % 3;
+  const uint32_t N = 64 * (1 + rng() % 2), K = 64 * split * (1 + rng() % 3);
+  const uint32_t M = std::max<uint32_t>(1 + rng() % 70, (kPf3MinMK + K - 1) / K);
+  SCOPED_TRACE(name + " seed " + std::to_string(seed) + " M" + std::to_string(M) + " N" + std::to_string(N) +
+               " K" + std::to_string(K) + " split " + std::to_string(split) + " bf16 out " + std::to_string(out_bf16));
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<uint16_t> A(size_t(M) * K), B(size_t(N) * K);
+  for (auto& x : A)
+    x = bf16_rne(u(rng));
+  for (auto& x : B)
+    x = bf16_rne(u(rng));
+  const size_t esize = out_bf16 ? 2 : 4;
+  std::vector<uint8_t> D(size_t(M) * N * esize, 0x7f); // the kernel clears it
+  std::vector<uint32_t> sem(16 * 64, 0);
+
+  EmuDevice dev({.target = arch, .threads = 1});
+  uint64_t pa = upload(dev, A), pb = upload(dev, B), pd = upload(dev, D), ps = upload(dev, sem);
+  auto code = fixture(name);
+  auto fn = dev.load(code)->function(code.kernels.at(0).name);
+  AiterArgs a;
+  const float one = 1.0f, zero = 0.0f;
+  a.ptr(pd), a.ptr(0), a.ptr(pa), a.ptr(pb);
+  a.slot(&one, 4), a.slot(&zero, 4);
+  a.u32(uint32_t(N * esize)), a.u32(0), a.u32(uint32_t(N * esize)), a.u32(0);
+  a.u32(K * 2), a.u32(0), a.u32(K * 2), a.u32(0);
+  a.u32(M), a.u32(N), a.u32(K), a.u32(split), a.u32(out_bf16 ? 1 : 0);
+  a.ptr(0), a.u32(0), a.ptr(ps);
+  for (int launch = 0; launch < 2; ++launch) { // the second reuses the semaphore, as AITER does
+    SCOPED_TRACE("launch " + std::to_string(launch));
+    dev.copy_to_device(pd, D.data(), D.size());
+    dev.launch(*fn, {{N / 64, (M + 31) / 32, split}, {256, 1, 1}}, a.bytes);
+    auto got = download<uint8_t>(dev, pd, D.size());
+    int bad = 0;
+    for (uint32_t i = 0; i < M; ++i)
+      for (uint32_t j = 0; j < N; ++j) {
+        double ref = 0, mag = 0;
+        for (uint32_t k = 0; k < K; ++k) {
+          double t = double(bf16_value(A[size_t(i) * K + k])) * bf16_value(B[size_t(j) * K + k]);
+          ref += t, mag += std::fabs(t);
+        }
+        const size_t at = size_t(i) * N + j;
+        double g;
+        bool ok;
+        if (out_bf16) { // each of the `split` partial sums and additions rounds to bf16
+          uint16_t h;
+          std::memcpy(&h, got.data() + at * 2, 2);
+          g = bf16_value(h);
+          ok = std::fabs(g - ref) <= split * std::ldexp(mag, -8) + 1e-5 * mag;
+        } else {
+          float f;
+          std::memcpy(&f, got.data() + at * 4, 4);
+          g = f;
+          ok = std::fabs(g - ref) <= 1e-5 * mag + 1e-30;
+        }
+        if (!ok && bad++ < 5)
+          ADD_FAILURE() << "D[" << i << "," << j << "] " << g << " want " << ref;
+      }
+    EXPECT_EQ(bad, 0);
+    auto after = download<uint32_t>(dev, ps, sem.size());
+    for (size_t i = 0; i < after.size(); ++i)
+      if (after[i] != 0)
+        ADD_FAILURE() << "semaphore[" << i << "] left at " << after[i];
+  }
+  EXPECT_EQ(unexplained(dev, name), "");
+}
+
 // The pf3 GEMM with M K < 192 (kPf3MinMK above), split 1: A alone in its allocation, the emulator must report the
 // loads past it (out_of_bounds, at the A loads of the prefetch and the loop); A at the start of a larger
 // allocation filled with huge bf16 values, no report and D still right (the over-read data is discarded).
