@@ -384,6 +384,40 @@ TEST_P(AiterGemm, Bf16GemmSplitK1) {
 INSTANTIATE_TEST_SUITE_P(Targets, AiterGemm,
                          ::testing::Combine(::testing::Values("gfx942", "gfx950"), ::testing::Bool()));
 
+// Split-K GEMM output D = A B^T against float64: fp32 within 1e-5 of the sum of |terms|; bf16 out, where each of
+// the `split` partial sums and additions rounds to bf16, within split * 2^-8 of it. Returns the count of bad
+// elements (the first five reported).
+int count_bad_splitk_output(const std::vector<uint16_t>& A, const std::vector<uint16_t>& B,
+                            const std::vector<uint8_t>& got, uint32_t M, uint32_t N, uint32_t K, uint32_t split,
+                            bool out_bf16) {
+  int bad = 0;
+  for (uint32_t i = 0; i < M; ++i)
+    for (uint32_t j = 0; j < N; ++j) {
+      double ref = 0, mag = 0;
+      for (uint32_t k = 0; k < K; ++k) {
+        double t = double(bf16_value(A[size_t(i) * K + k])) * bf16_value(B[size_t(j) * K + k]);
+        ref += t, mag += std::fabs(t);
+      }
+      const size_t at = size_t(i) * N + j;
+      double g;
+      bool ok;
+      if (out_bf16) {
+        uint16_t h;
+        std::memcpy(&h, got.data() + at * 2, 2);
+        g = bf16_value(h);
+        ok = std::fabs(g - ref) <= split * std::ldexp(mag, -8) + 1e-5 * mag;
+      } else {
+        float f;
+        std::memcpy(&f, got.data() + at * 4, 4);
+        g = f;
+        ok = std::fabs(g - ref) <= 1e-5 * mag + 1e-30;
+      }
+      if (!ok && bad++ < 5)
+        ADD_FAILURE() << "D[" << i << "," << j << "] " << g << " want " << ref;
+    }
+  return bad;
+}
+
 // The same GEMM with split-K 2..4: each z-slice adds its partial sums into the zeroed output with
 // global_atomic_add_f32 (fp32 out) or global_atomic_pk_add_bf16 (bf16 out), from workgroups that run on
 // several host threads at once. M K >= 192 (kPf3MinMK): below it the kernel itself reads past A (the
@@ -423,31 +457,7 @@ TEST_P(AiterGemm, Bf16GemmSplitKAtomics) {
   dev.launch(*fn, {{N / 64, (M + 31) / 32, split}, {256, 1, 1}}, a.bytes);
   auto got = download<uint8_t>(dev, pd, D.size());
 
-  int bad = 0;
-  for (uint32_t i = 0; i < M; ++i)
-    for (uint32_t j = 0; j < N; ++j) {
-      double ref = 0, mag = 0;
-      for (uint32_t k = 0; k < K; ++k) {
-        double t = double(bf16_value(A[size_t(i) * K + k])) * bf16_value(B[size_t(j) * K + k]);
-        ref += t, mag += std::fabs(t);
-      }
-      size_t at = size_t(i) * N + j;
-      double g;
-      bool ok;
-      if (out_bf16) { // each of the `split` partial sums and additions rounds to bf16
-        uint16_t h;
-        std::memcpy(&h, got.data() + at * 2, 2);
-        g = bf16_value(h);
-        ok = std::fabs(g - ref) <= split * std::ldexp(mag, -8) + 1e-5 * mag;
-      } else {
-        float f;
-        std::memcpy(&f, got.data() + at * 4, 4);
-        g = f;
-        ok = std::fabs(g - ref) <= 1e-5 * mag + 1e-30;
-      }
-      if (!ok && bad++ < 5)
-        ADD_FAILURE() << "D[" << i << "," << j << "] " << g << " want " << ref;
-    }
+  const int bad = count_bad_splitk_output(A, B, got, M, N, K, split, out_bf16);
   EXPECT_EQ(bad, 0) << name << " M" << M << " N" << N << " K" << K << " split " << split << " bf16 out "
                     << out_bf16 << " seed " << seed;
   EXPECT_EQ(unexplained(dev, name), "") << name;
@@ -499,31 +509,7 @@ TEST_P(AiterGemm, Bf16GemmSplitKSemaphore) {
     dev.copy_to_device(pd, D.data(), D.size());
     dev.launch(*fn, {{N / 64, (M + 31) / 32, split}, {256, 1, 1}}, a.bytes);
     auto got = download<uint8_t>(dev, pd, D.size());
-    int bad = 0;
-    for (uint32_t i = 0; i < M; ++i)
-      for (uint32_t j = 0; j < N; ++j) {
-        double ref = 0, mag = 0;
-        for (uint32_t k = 0; k < K; ++k) {
-          double t = double(bf16_value(A[size_t(i) * K + k])) * bf16_value(B[size_t(j) * K + k]);
-          ref += t, mag += std::fabs(t);
-        }
-        const size_t at = size_t(i) * N + j;
-        double g;
-        bool ok;
-        if (out_bf16) { // each of the `split` partial sums and additions rounds to bf16
-          uint16_t h;
-          std::memcpy(&h, got.data() + at * 2, 2);
-          g = bf16_value(h);
-          ok = std::fabs(g - ref) <= split * std::ldexp(mag, -8) + 1e-5 * mag;
-        } else {
-          float f;
-          std::memcpy(&f, got.data() + at * 4, 4);
-          g = f;
-          ok = std::fabs(g - ref) <= 1e-5 * mag + 1e-30;
-        }
-        if (!ok && bad++ < 5)
-          ADD_FAILURE() << "D[" << i << "," << j << "] " << g << " want " << ref;
-      }
+    const int bad = count_bad_splitk_output(A, B, got, M, N, K, split, out_bf16);
     EXPECT_EQ(bad, 0);
     auto after = download<uint32_t>(dev, ps, sem.size());
     for (size_t i = 0; i < after.size(); ++i)
