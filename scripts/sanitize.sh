@@ -68,7 +68,7 @@ start=$(date +%s)
 # after the test had passed; docs/reliability.md). Third-party, so only those tests lose leak checking.
 COMGR='^Comgr\.'
 THREAD_PROGRAMS=(test_toolchain test_codeobj test_loader test_ptx test_emu test_emu_ptx test_tune isatune)
-THREAD_TESTS='^(Concurrency\.|KernelAssembler\.ThreadsGiveIdenticalResults|PtxCache\.CompilesEachVariantOnceAndInParallel|DisassembleBytes\.ManyThreads|Fixture\.SameAnswerFromManyThreads|Database\.EightProcessesWriteConcurrently|EmuPtxDevice\.DeterministicAcrossHostThreads|.*AiterGemm\.Bf16GemmSplitKAtomics|TunePipeline\.|TuneResume\.|TuneIsolation\.|Jit\.UntunedGemmIsBuiltFromTheNearestTunedConfigurationReusedAndBuiltOnceBySixteenThreads)'
+THREAD_TESTS='^(Concurrency\.|KernelAssembler\.ThreadsGiveIdenticalResults|PtxCache\.CompilesEachVariantOnceAndInParallel|DisassembleBytes\.ManyThreads|Fixture\.SameAnswerFromManyThreads|Database\.EightProcessesWriteConcurrently|EmuPtxDevice\.DeterministicAcrossHostThreads|Emu\.RacingWorkgroupsOnHostThreads|.*AiterGemm\.Bf16GemmSplitKAtomics|TunePipeline\.|TuneResume\.|TuneIsolation\.|Jit\.UntunedGemmIsBuiltFromTheNearestTunedConfigurationReusedAndBuiltOnceBySixteenThreads)'
 if [[ ",$SANITIZERS," == *",thread,"* ]]; then
   cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${THREAD_PROGRAMS[@]}"
   ctest --test-dir "$BUILD_DIR" -R "$THREAD_TESTS" -E "$COMGR" --output-on-failure -j "$(nproc)" "$@"

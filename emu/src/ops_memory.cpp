@@ -7,6 +7,7 @@
 #include "buffer_resource.h"
 #include "checks.h"
 #include "executor.h"
+#include "guest_access.h"
 #include "lds_dma.h"
 #include "ops.h"
 #include "timing.h"
@@ -113,13 +114,13 @@ void load_lane(Wave& w, const Addresser& a, int l, uint32_t* data) {
       uint64_t addr = a.at(l, k, ok);
       const uint32_t n = BYTES < 4 ? BYTES : 4;
       if (ok)
-        if (const uint8_t* p = global_ptr(w, addr, n, false)) std::memcpy(&data[k], p, n);
+        if (const uint8_t* p = global_ptr(w, addr, n, false)) load_guest(&data[k], p, n);
     }
     return;
   }
   bool ok;
   uint64_t addr = a.at(l, 0, ok);
-  if (const uint8_t* p = global_ptr(w, addr, BYTES, false)) std::memcpy(data, p, BYTES);
+  if (const uint8_t* p = global_ptr(w, addr, BYTES, false)) load_guest(data, p, BYTES);
 }
 
 template <uint32_t BYTES, Ext EXT>
@@ -172,13 +173,13 @@ void vmem_store(Wave& w, const Inst& in) {
         uint64_t addr = a.at(l, k, ok);
         const uint32_t n = BYTES < 4 ? BYTES : 4;
         if (ok)
-          if (uint8_t* p = global_ptr(w, addr, n, true)) std::memcpy(p, &v[k], n);
+          if (uint8_t* p = global_ptr(w, addr, n, true)) store_guest(p, &v[k], n);
       }
       return;
     }
     bool ok;
     uint64_t addr = a.at(l, 0, ok);
-    if (uint8_t* p = global_ptr(w, addr, BYTES, true)) std::memcpy(p, v, BYTES);
+    if (uint8_t* p = global_ptr(w, addr, BYTES, true)) store_guest(p, v, BYTES);
   });
   bool flat = in.name.starts_with("FLAT_");
   push_pending(w, {}, flat ? 3 : 1, flat, memory_latency(Cat::vmem_store));

@@ -6,6 +6,7 @@
 
 #include "checks.h"
 #include "executor.h"
+#include "guest_access.h"
 #include "ops.h"
 #include "util.h"
 
@@ -68,7 +69,7 @@ void smem_load(Wave& w, const Inst& in) {
     if (buffer && off + 4 * i >= num_records) {
       value = 0; // out of range of the buffer descriptor: reads 0
     } else if (const uint8_t* p = w.ctx->memory->find(addr + 4 * i, 4)) {
-      std::memcpy(&value, p, 4);
+      value = uint32_t(load_bits(p, 4));
     } else {
       w.ctx->report(w, HazardKind::out_of_bounds,
                     "scalar load of " + std::to_string(bytes) + " bytes at " + hex_addr(addr) + " outside every allocation");
@@ -109,7 +110,7 @@ void smem_store(Wave& w, const Inst& in) {
   const Opnd& data = in.src[0];
   if (data.kind != OpKind::sgpr) unsupported(w, "scalar store data not modelled");
   const uint64_t addr = smem_address(w, in, 1);
-  if (uint8_t* p = smem_ptr(w, addr, 4u * data.width)) std::memcpy(p, &w.s[data.reg], 4u * data.width);
+  if (uint8_t* p = smem_ptr(w, addr, 4u * data.width)) store_guest(p, &w.s[data.reg], 4u * data.width);
   push_pending(w, {}, 2, true, memory_latency(Cat::smem));
 }
 

@@ -3,6 +3,7 @@
 // on global (host atomics: CTAs run on several host threads) and shared memory.
 #include <atomic>
 
+#include "guest_access.h"
 #include "ops_common.h"
 
 namespace isatune::emu::ptx {
@@ -19,42 +20,7 @@ Space effective_space(const Inst& in, const Opnd& a) {
   return s;
 }
 
-// ld and st go through relaxed host atomics too. A guest program may race, legally on a GPU (two CTAs storing to
-// one word: one of the values lands), and CTAs run on several host threads, so plain copies would make such a
-// guest race a data race in the emulator itself, undefined behaviour in C++ (ThreadSanitizer found it in
-// EmuPtxDevice.DeterministicAcrossHostThreads, whose kernel stores to hashed, colliding addresses). A relaxed
-// access of the element's natural size is one ordinary move on x86-64 and AArch64; an unaligned element goes
-// byte by byte.
-template <class T>
-bool aligned_for(const uint8_t* p) {
-  return reinterpret_cast<uintptr_t>(p) % std::atomic_ref<T>::required_alignment == 0;
-}
-
-uint64_t load_bits(const uint8_t* p, unsigned bytes) {
-  uint8_t* q = const_cast<uint8_t*>(p); // atomic_ref needs a non-const object; nothing is written
-  if (bytes == 8 && aligned_for<uint64_t>(p))
-    return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(q)).load(std::memory_order_relaxed);
-  if (bytes == 4 && aligned_for<uint32_t>(p))
-    return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(q)).load(std::memory_order_relaxed);
-  if (bytes == 2 && aligned_for<uint16_t>(p))
-    return std::atomic_ref<uint16_t>(*reinterpret_cast<uint16_t*>(q)).load(std::memory_order_relaxed);
-  uint64_t v = 0;
-  for (unsigned i = 0; i < bytes && i < 8; ++i)
-    v |= uint64_t(std::atomic_ref<uint8_t>(q[i]).load(std::memory_order_relaxed)) << (8 * i);
-  return v;
-}
-
-void store_bits(uint8_t* p, uint64_t v, unsigned bytes) {
-  if (bytes == 8 && aligned_for<uint64_t>(p))
-    return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(p)).store(v, std::memory_order_relaxed);
-  if (bytes == 4 && aligned_for<uint32_t>(p))
-    return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(p)).store(uint32_t(v), std::memory_order_relaxed);
-  if (bytes == 2 && aligned_for<uint16_t>(p))
-    return std::atomic_ref<uint16_t>(*reinterpret_cast<uint16_t*>(p)).store(uint16_t(v), std::memory_order_relaxed);
-  for (unsigned i = 0; i < bytes && i < 8; ++i)
-    std::atomic_ref<uint8_t>(p[i]).store(uint8_t(v >> (8 * i)), std::memory_order_relaxed);
-}
-
+// ld and st go through relaxed host atomics (guest_access.h): a guest race must not be a C++ data race.
 uint64_t extend(uint64_t v, Ty t, unsigned bytes) {
   if (is_signed(t) && bytes < 8 && (v >> (bytes * 8 - 1) & 1))
     v |= ~width_mask(bytes * 8);
