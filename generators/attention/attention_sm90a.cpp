@@ -187,9 +187,8 @@ private:
   void pack_p();
   void pingpong_init(Reg cw);
   void pingpong_sync();
-  void pingpong_arrive(std::optional<Reg> pred = std::nullopt);
-  std::optional<Reg> pingpong_not_second();
-  std::optional<Reg> pingpong_not_last(Reg it);
+  void pingpong_arrive(bool second = true, std::optional<Reg> second_more = std::nullopt);
+  std::optional<Reg> pingpong_more(Reg it);
 
   ptx::Kernel& k_;
   const AttnSig& s_;
@@ -202,7 +201,7 @@ private:
   Reg qdesc_, t_, row_[2], lim_[2], m_[2], l_[2], alpha_[2], mask_from_;
   std::vector<Reg> o_, s_acc_;
   std::vector<std::vector<Reg>> p_frag_;
-  Reg pp_wait_, pp_next_, pp_second_; // ping-pong: own barrier, the other's, "this is consumer 1"
+  Reg pp_second_; // ping-pong: "this is consumer 1"
 };
 
 void Emitter::run() {
@@ -463,50 +462,47 @@ void Emitter::pack_p() {
 // commit ... pingpong_arrive) only while it holds the token, so consumer 0's and consumer 1's sections
 // alternate and one's softmax runs under the other's wgmma. Consumer 1 arrives once at the start (consumer 0
 // goes first) and skips its arrival after its last section, so every barrier generation has 256 threads and
-// none is left half-arrived at exit. Both consumers run the same number of sections (nkb_ is per CTA).
+// none is left half-arrived at exit. Both consumers run the same number of sections (nkb_ is per CTA). The
+// barrier ids are immediates under a warpgroup-uniform predicate (a register id makes ptxas reserve all 16).
 void Emitter::pingpong_init(Reg cw) {
   if (!p_.pingpong)
     return;
-  pp_wait_ = r32(), pp_next_ = r32(), pp_second_ = rp();
-  k_.add(Type::u32, pp_wait_, cw, kPingBarrier);
-  k_.binary("xor", Type::b32, pp_next_, cw, 1);
-  k_.add(Type::u32, pp_next_, pp_next_, kPingBarrier);
+  pp_second_ = rp();
   k_.setp(Cmp::ne, Type::u32, pp_second_, cw, 0);
-  k_.raw("bar.arrive", {Operand(kPingBarrier), Operand(256)}).pred(pp_second_);
+  k_.bar_arrive(kPingBarrier, 256).pred(pp_second_);
 }
 
 void Emitter::pingpong_sync() {
-  if (p_.pingpong)
-    k_.raw("bar.sync", {pp_wait_, Operand(256)});
-}
-
-// pred: arrive only where it holds (the last section's arrival of consumer 1 is left out)
-void Emitter::pingpong_arrive(std::optional<Reg> pred) {
   if (!p_.pingpong)
     return;
-  ptx::Instruction& in = k_.raw("bar.arrive", {pp_next_, Operand(256)});
-  if (pred)
-    in.pred(*pred);
+  k_.bar_sync(kPingBarrier, 256).pred(pp_second_, true);
+  k_.bar_sync(kPingBarrier + 1, 256).pred(pp_second_);
 }
 
-// The last section's arrival is consumer 0's only.
-std::optional<Reg> Emitter::pingpong_not_second() {
+// second: whether consumer 1 arrives too (false after its last section); second_more: consumer 1 arrives only
+// where this predicate holds.
+void Emitter::pingpong_arrive(bool second, std::optional<Reg> second_more) {
   if (!p_.pingpong)
-    return std::nullopt;
-  Reg p = rp();
-  k_.unary("not", Type::pred, p, pp_second_);
-  return p;
+    return;
+  k_.bar_arrive(kPingBarrier + 1, 256).pred(pp_second_, true);
+  if (!second)
+    return;
+  Reg p = pp_second_;
+  if (second_more) {
+    p = rp();
+    k_.binary("and", Type::pred, p, pp_second_, *second_more);
+  }
+  k_.bar_arrive(kPingBarrier, 256).pred(p);
 }
 
 // overlap=0: P V of key block `it` is the last section when it + 1 == nkb_.
-std::optional<Reg> Emitter::pingpong_not_last(Reg it) {
+std::optional<Reg> Emitter::pingpong_more(Reg it) {
   if (!p_.pingpong)
     return std::nullopt;
-  Reg next = r32(), more = rp(), p = *pingpong_not_second();
+  Reg next = r32(), more = rp();
   k_.add(Type::u32, next, it, 1);
   k_.setp(Cmp::lt, Type::u32, more, next, nkb_);
-  k_.binary("or", Type::pred, p, p, more);
-  return p;
+  return more;
 }
 
 void Emitter::consumer() {
@@ -593,7 +589,7 @@ void Emitter::consumer() {
     sm90a::wait_parity(k_, slot, pl_.vfull, phase);
     pingpong_sync();
     issue_pv(sa);
-    pingpong_arrive(pingpong_not_last(it));
+    pingpong_arrive(true, pingpong_more(it));
     k_.wgmma_wait_group(0);
     release(slot);
     k_.add(Type::u32, j0, j0, p_.block_n);
@@ -658,7 +654,7 @@ void Emitter::consumer() {
       sm90a::wait_parity(k_, pslot, pl_.vfull, prev_phase);
       pingpong_sync();
       issue_pv(psa);
-      pingpong_arrive(pingpong_not_second());
+      pingpong_arrive(false);
       k_.wgmma_wait_group(0);
       release(pslot);
     }
