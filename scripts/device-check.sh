@@ -228,12 +228,16 @@ for target in $CHECK_TARGETS; do
   done
 done
 # The sm_90a attention kernel against PyTorch's scaled_dot_product_attention on the same GPU (float32
-# reference; GQA, ragged Sq != Sk, causal bottom-right): scripts/device_check_attention.py.
+# reference; GQA, ragged Sq != Sk, causal bottom-right): scripts/device_check_attention.py. The third case is the
+# heaviest ping-pong point (pingpong=1: named barriers between the two consumer warpgroups; --param first so
+# that its step name differs from the first case's in its first 60 characters).
 SDPA_CASES=("--causal --dtype bf16 --head-dim 128 --problem B=2,Hq=8,Hkv=2,Sq=1000,Sk=1100"
-            "--dtype f16 --head-dim 64 --layout bhsd --problem B=1,Hq=4,Hkv=4,Sq=777,Sk=1029 --param consumers=1,block_n=64,stages=3,overlap=0,reg_split=24/240")
+            "--dtype f16 --head-dim 64 --layout bhsd --problem B=1,Hq=4,Hkv=4,Sq=777,Sk=1029 --param consumers=1,block_n=64,stages=3,overlap=0,reg_split=24/240"
+            "--param pingpong=1,consumers=2,block_n=128,stages=2,overlap=1,reg_split=24/240 --causal --dtype bf16 --head-dim 128 --problem B=2,Hq=8,Hkv=2,Sq=1000,Sk=1100")
 SDPA_SKIP=""
 if [ "$DRY" = 1 ]; then # the same path on the emulator with a CPU torch, when python3 has one
-  SDPA_CASES=("--causal --dtype bf16 --head-dim 64 --problem B=1,Hq=2,Hkv=1,Sq=70,Sk=90 --param consumers=1,block_n=32,stages=2,overlap=1,reg_split=24/240")
+  SDPA_CASES=("--causal --dtype bf16 --head-dim 64 --problem B=1,Hq=2,Hkv=1,Sq=70,Sk=90 --param consumers=1,block_n=32,stages=2,overlap=1,reg_split=24/240"
+              "--param pingpong=1,consumers=2,block_n=32,stages=2,overlap=1,reg_split=24/240 --causal --dtype bf16 --head-dim 64 --problem B=1,Hq=2,Hkv=1,Sq=70,Sk=90")
   python3 -c 'import numpy, torch' >/dev/null 2>&1 || SDPA_SKIP="dry run: python3 has no torch (or numpy)"
 elif [ "${DEVICE#cuda}" = "$DEVICE" ]; then
   SDPA_SKIP="device $DEVICE is not a CUDA GPU (torch's reference runs on cuda)"

@@ -18,8 +18,10 @@
 // the QK^T group only), and P is repacked after wait_group 0. overlap=0 runs QK^T, softmax, P V in turn.
 // Keys past each row's limit (ragged Sk, causal bottom-right) get -inf only in blocks that reach the CTA's
 // first limit; stores of rows past Sq are predicated. Causal query blocks run longest first.
-// Not built: the inter-warpgroup ping-pong (named barriers ordering the two consumers' GEMMs), a persistent
-// grid, TMA stores of O, fp8.
+// pingpong=1 (FA3's inter-warpgroup ping-pong, consumers=2 only): named barriers 1 and 2 (256 threads) hand
+// a token between the two consumers; each issues its GEMMs only while it holds the token, so one warpgroup's
+// softmax runs while the other's wgmma runs (see pingpong_init). pingpong=0 is the kernel without them.
+// Not built: a persistent grid, TMA stores of O, fp8.
 #include <cmath>
 
 #include "attention_ptx_backend.h"
@@ -39,6 +41,10 @@ using ptx::RegClass;
 using ptx::Type;
 
 const std::vector<int> kConsumers{1, 2}, kBlockN{32, 64, 128}, kStages{2, 3}, kOverlap{0, 1};
+const std::vector<int> kPingpong{0, 1};
+// The ping-pong's named barriers: consumer warpgroup c waits at kPingBarrier + c and arrives at the other's;
+// barrier 0 is the CTA-wide bar.sync after the mbarrier inits (the kernel uses no other named barrier).
+constexpr uint32_t kPingBarrier = 1;
 const std::vector<std::string> kRegSplit{"24/240", "40/232"};
 
 // Registers a consumer thread needs besides O, S and P (descriptors, addresses, statistics, loop state).
@@ -48,6 +54,7 @@ constexpr uint32_t kMaxShared = 227 * 1024;
 struct Sm90aParams {
   int consumers = 2, block_n = 64, stages = 2;
   bool overlap = true;
+  bool pingpong = false;
   int producer_regs = 24, consumer_regs = 240;
 };
 
@@ -79,6 +86,7 @@ Sm90aParams sm90a_params(const Params& params) {
   p.block_n = int(param_int(params, "block_n"));
   p.stages = int(param_int(params, "stages"));
   p.overlap = param_int(params, "overlap") != 0;
+  p.pingpong = params.count("pingpong") && param_int(params, "pingpong") != 0;
   std::tie(p.producer_regs, p.consumer_regs) =
       sm90a::parse_reg_split(param_str(params, "reg_split"), "attention sm_90a");
   return p;
@@ -90,6 +98,8 @@ int consumer_register_estimate(const AttnSig& sig, const Sm90aParams& p) {
 
 std::string sm90a_invalid(const AttnSig& sig, const Sm90aParams& p) {
   const Plan pl = plan_of(sig, p);
+  if (p.pingpong && p.consumers != 2)
+    return "pingpong=1 needs consumers=2 (the token passes between two consumer warpgroups)";
   if (std::string why =
           sm90a::reg_split_invalid(p.producer_regs, p.consumer_regs, p.consumers, pl.entry_regs);
       !why.empty())
@@ -109,7 +119,8 @@ std::string sm90a_kernel_name(const AttnSig& sig, const Sm90aParams& p) {
   return "attn_fwd_sm90a_" + std::string(to_string(sig.dtype)) + "_d" + std::to_string(sig.head_dim) +
          (sig.causal ? "_causal" : "") + (sig.lse ? "_lse" : "") + "_c" + std::to_string(p.consumers) + "_n" +
          std::to_string(p.block_n) + "_s" + std::to_string(p.stages) + "_r" +
-         std::to_string(p.producer_regs) + "_" + std::to_string(p.consumer_regs) + (p.overlap ? "_ov" : "");
+         std::to_string(p.producer_regs) + "_" + std::to_string(p.consumer_regs) + (p.overlap ? "_ov" : "") +
+         (p.pingpong ? "_pp" : "");
 }
 
 int log2i(int x) {
@@ -174,6 +185,10 @@ private:
   void softmax(Reg j0);
   void rescale_o();
   void pack_p();
+  void pingpong_init(Reg cw);
+  void pingpong_sync();
+  void pingpong_arrive(bool second = true, std::optional<Reg> second_more = std::nullopt);
+  std::optional<Reg> pingpong_more(Reg it);
 
   ptx::Kernel& k_;
   const AttnSig& s_;
@@ -186,6 +201,7 @@ private:
   Reg qdesc_, t_, row_[2], lim_[2], m_[2], l_[2], alpha_[2], mask_from_;
   std::vector<Reg> o_, s_acc_;
   std::vector<std::vector<Reg>> p_frag_;
+  Reg pp_second_; // ping-pong: "this is consumer 1"
 };
 
 void Emitter::run() {
@@ -440,6 +456,55 @@ void Emitter::pack_p() {
             s_acc_[size_t(8 * kk + 2 * r + 1)]);
 }
 
+// FA3's inter-warpgroup ping-pong (warp_scheduler_barrier_sync/arrive): a token passes between the two
+// consumer warpgroups through named barriers kPingBarrier + c (256 threads: the waiting warpgroup's 128 at
+// bar.sync, the other's 128 at bar.arrive). A warpgroup issues a GEMM section (pingpong_sync ... wgmma ...
+// commit ... pingpong_arrive) only while it holds the token, so consumer 0's and consumer 1's sections
+// alternate and one's softmax runs under the other's wgmma. Consumer 1 arrives once at the start (consumer 0
+// goes first) and skips its arrival after its last section, so every barrier generation has 256 threads and
+// none is left half-arrived at exit. Both consumers run the same number of sections (nkb_ is per CTA). The
+// barrier ids are immediates under a warpgroup-uniform predicate (a register id makes ptxas reserve all 16).
+void Emitter::pingpong_init(Reg cw) {
+  if (!p_.pingpong)
+    return;
+  pp_second_ = rp();
+  k_.setp(Cmp::ne, Type::u32, pp_second_, cw, 0);
+  k_.bar_arrive(kPingBarrier, 256).pred(pp_second_);
+}
+
+void Emitter::pingpong_sync() {
+  if (!p_.pingpong)
+    return;
+  k_.bar_sync(kPingBarrier, 256).pred(pp_second_, true);
+  k_.bar_sync(kPingBarrier + 1, 256).pred(pp_second_);
+}
+
+// second: whether consumer 1 arrives too (false after its last section); second_more: consumer 1 arrives only
+// where this predicate holds.
+void Emitter::pingpong_arrive(bool second, std::optional<Reg> second_more) {
+  if (!p_.pingpong)
+    return;
+  k_.bar_arrive(kPingBarrier + 1, 256).pred(pp_second_, true);
+  if (!second)
+    return;
+  Reg p = pp_second_;
+  if (second_more) {
+    p = rp();
+    k_.binary("and", Type::pred, p, pp_second_, *second_more);
+  }
+  k_.bar_arrive(kPingBarrier, 256).pred(p);
+}
+
+// overlap=0: P V of key block `it` is the last section when it + 1 == nkb_.
+std::optional<Reg> Emitter::pingpong_more(Reg it) {
+  if (!p_.pingpong)
+    return std::nullopt;
+  Reg next = r32(), more = rp();
+  k_.add(Type::u32, next, it, 1);
+  k_.setp(Cmp::lt, Type::u32, more, next, nkb_);
+  return more;
+}
+
 void Emitter::consumer() {
   k_.setmaxnreg(true, uint32_t(p_.consumer_regs));
   Reg sq = a_[kSq], sk = a_[kSk];
@@ -494,6 +559,7 @@ void Emitter::consumer() {
   k_.mad_lo(Type::u32, qa, cw, 64 * 128, base_); // this consumer's 64 rows of every Q box
   qdesc_ = sm90a::descriptor_128b(k_, qa, 16, 1024);
   sm90a::wait_parity(k_, bars_, 0, imm32(0)); // Q has landed
+  pingpong_init(cw);
 
   Reg stage = r32(), phase = r32(), j0 = r32(), it = r32();
   k_.mov(Type::u32, stage, 0);
@@ -513,13 +579,17 @@ void Emitter::consumer() {
     Reg slot, sa;
     stage_of(stage, slot, sa);
     sm90a::wait_parity(k_, slot, pl_.kfull, phase);
+    pingpong_sync();
     issue_s(sa);
+    pingpong_arrive();
     k_.wgmma_wait_group(0);
     softmax(j0);
     rescale_o();
     pack_p();
     sm90a::wait_parity(k_, slot, pl_.vfull, phase);
+    pingpong_sync();
     issue_pv(sa);
+    pingpong_arrive(true, pingpong_more(it));
     k_.wgmma_wait_group(0);
     release(slot);
     k_.add(Type::u32, j0, j0, p_.block_n);
@@ -535,7 +605,9 @@ void Emitter::consumer() {
       Reg slot, sa;
       stage_of(stage, slot, sa);
       sm90a::wait_parity(k_, slot, pl_.kfull, phase);
+      pingpong_sync();
       issue_s(sa);
+      pingpong_arrive();
       k_.wgmma_wait_group(0);
       softmax(j0);
       pack_p();
@@ -554,10 +626,12 @@ void Emitter::consumer() {
       stage_of(stage, slot, sa);
       stage_of(prev_stage, pslot, psa);
       sm90a::wait_parity(k_, slot, pl_.kfull, phase);
+      pingpong_sync();
       issue_s(sa); // block j's QK^T ...
       rescale_o(); // ... while O takes block j-1's scale
       sm90a::wait_parity(k_, pslot, pl_.vfull, prev_phase);
-      issue_pv(psa);          // block j-1's P V behind it
+      issue_pv(psa); // block j-1's P V behind it
+      pingpong_arrive();
       k_.wgmma_wait_group(1); // QK^T done, P V in flight
       softmax(j0);
       k_.wgmma_wait_group(0);
@@ -578,7 +652,9 @@ void Emitter::consumer() {
       stage_of(prev_stage, pslot, psa);
       rescale_o();
       sm90a::wait_parity(k_, pslot, pl_.vfull, prev_phase);
+      pingpong_sync();
       issue_pv(psa);
+      pingpong_arrive(false);
       k_.wgmma_wait_group(0);
       release(pslot);
     }
@@ -636,11 +712,13 @@ public:
     std::vector<Value> split;
     for (const auto& s : kRegSplit)
       split.push_back(Value::str(s));
-    return {{"consumers", nums(kConsumers), true},
-            {"block_n", nums(kBlockN), true},
-            {"stages", nums(kStages), true},
-            {"overlap", nums(kOverlap), false},
-            {"reg_split", split, false}};
+    std::vector<Parameter> ps{{"consumers", nums(kConsumers), true},
+                              {"block_n", nums(kBlockN), true},
+                              {"stages", nums(kStages), true},
+                              {"overlap", nums(kOverlap), false},
+                              {"reg_split", split, false}};
+    ps.push_back({"pingpong", nums(kPingpong), false}); // 0: the kernel without the ping-pong barriers
+    return ps;
   }
 
   Space space(const std::string&, const AttnSig& sig) const override {
@@ -652,6 +730,7 @@ public:
       p.overlap = kOverlap[cfg[3]] != 0;
       std::tie(p.producer_regs, p.consumer_regs) =
           sm90a::parse_reg_split(kRegSplit[cfg[4]], "attention sm_90a");
+      p.pingpong = kPingpong[cfg[5]] != 0;
       return sm90a_invalid(sig, p).empty();
     };
     return Space(parameters(), {ok});
@@ -665,7 +744,9 @@ public:
             "shared memory: Q (64 * consumers * head_dim * 2) + stages * 2 * block_n * head_dim * 2 + "
             "mbarriers + "
             "1024 at most 227 KiB",
-            "launch (not the space): q, k, v 16-byte aligned (TMA global addresses)"};
+            "launch (not the space): q, k, v 16-byte aligned (TMA global addresses)",
+            "pingpong=1 needs consumers=2 (named barriers 1 and 2 pass a token between the two consumer "
+            "warpgroups)"};
   }
 
   Generated generate(const std::string& isa, const AttnSig& sig, const Params& params) const override {

@@ -1,5 +1,6 @@
 // CTA barriers beyond bar.sync 0: bar.red (popc/and/or), named barriers with thread counts, the bar.arrive
-// producer / bar.sync consumer pattern (ordered for the race checker), exit releasing barriers, trap.
+// producer / bar.sync consumer pattern (ordered for the race checker), the warpgroup ping-pong token
+// (register barrier ids, 256 threads), exit releasing barriers, trap.
 #include "emu_ptx_test.h"
 
 using namespace emu_ptx_test;
@@ -124,6 +125,114 @@ END:
       ASSERT_EQ(d[l], want) << l;
     }
     EXPECT_TRUE(r.reports().empty()) << r.all_reports();
+  }
+}
+
+// FA3's inter-warpgroup ping-pong: two groups of 128 threads (4 warps each) pass a token through named
+// barriers 1 and 2 with register ids and 256 threads (group g waits at bar.sync 1+g, arrives at 2-g); group 1
+// arrives once at the start and skips its last arrival. Each group's leader appends its group to a shared log
+// while it holds the token: the log alternates 0, 1, 0, 1, ... on both schedulers, with no report. Mutants:
+// group 1's first arrival dropped (deadlock at both barriers), bar.sync counting 128 against arrivals of 256
+// (a thread-count mismatch).
+TEST(EmuPtxSync, PingPongTokenBetweenWarpgroups) {
+  const std::string ptx = header() + R"(
+.visible .entry pp(.param .u64 out, .param .u32 rounds)
+{
+  .reg .pred %p<6>;
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<4>;
+  .shared .align 4 .b32 slog[64];
+  .shared .align 4 .b32 cnt;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r8, cnt;
+  mov.u32 %r9, slog;
+  setp.eq.u32 %p5, %r1, 0;
+  @%p5 st.shared.u32 [%r8], 0;
+  bar.sync 0;
+  shr.u32 %r2, %r1, 7;
+  add.u32 %r3, %r2, 1;
+  xor.b32 %r4, %r2, 1;
+  add.u32 %r4, %r4, 1;
+  setp.ne.u32 %p1, %r2, 0;
+  and.b32 %r5, %r1, 127;
+  setp.eq.u32 %p2, %r5, 0;
+  ld.param.u32 %r6, [rounds];
+  mov.u32 %r7, 0;
+  @%p1 bar.arrive 1, 256;
+LOOP:
+  bar.sync %r3, 256;
+  @!%p2 bra ARRIVE;
+  ld.shared.u32 %r10, [%r8];
+  shl.b32 %r11, %r10, 2;
+  add.u32 %r11, %r9, %r11;
+  st.shared.u32 [%r11], %r2;
+  add.u32 %r10, %r10, 1;
+  st.shared.u32 [%r8], %r10;
+ARRIVE:
+  add.u32 %r7, %r7, 1;
+  setp.lt.u32 %p3, %r7, %r6;
+  not.pred %p4, %p1;
+  or.pred %p4, %p4, %p3;
+  @%p4 bar.arrive %r4, 256;
+  @%p3 bra LOOP;
+  bar.sync 0;
+  ld.param.u64 %rd1, [out];
+  shl.b32 %r12, %r6, 1;
+  setp.ge.u32 %p3, %r1, %r12;
+  @%p3 bra TAIL;
+  shl.b32 %r11, %r1, 2;
+  add.u32 %r11, %r9, %r11;
+  ld.shared.u32 %r10, [%r11];
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3+4], %r10;
+TAIL:
+  @!%p5 bra END;
+  ld.shared.u32 %r10, [%r8];
+  st.global.u32 [%rd1], %r10;
+END:
+  ret;
+}
+)";
+  auto run = [&](const std::string& text, eptx::Scheduler sched, uint32_t rounds,
+                 std::vector<uint32_t>* got) {
+    eptx::PtxEmuOptions o;
+    o.scheduler = sched;
+    auto r = std::make_unique<Runner>(o);
+    r->load(text);
+    uint64_t out = r->upload(std::vector<uint32_t>(1 + 2 * rounds, 0xdead));
+    r->launch("pp", {1, 1, 1}, {256, 1, 1}, Runner::Args().add(out).add(rounds));
+    if (got)
+      *got = r->download<uint32_t>(out, 1 + 2 * rounds);
+    return r;
+  };
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string t = ptx;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? t : t.replace(at, from.size(), to);
+  };
+  for (auto sched : {eptx::Scheduler::lockstep, eptx::Scheduler::adversarial}) {
+    SCOPED_TRACE(sched == eptx::Scheduler::lockstep ? "lockstep" : "adversarial");
+    const uint32_t rounds = 2 + rand_u32() % 7;
+    std::vector<uint32_t> d;
+    auto r = run(ptx, sched, rounds, &d);
+    ASSERT_EQ(d[0], 2 * rounds);
+    for (uint32_t i = 0; i < 2 * rounds; ++i)
+      ASSERT_EQ(d[1 + i], i % 2) << "log entry " << i;
+    EXPECT_TRUE(r->reports().empty()) << r->all_reports();
+
+    auto dl = run(replaced("@%p1 bar.arrive 1, 256;", "// dropped"), sched, rounds, nullptr);
+    const HazardReport* h = dl->find(HazardKind::deadlock);
+    ASSERT_TRUE(h) << dl->all_reports();
+    EXPECT_NE(h->message.find("barrier 1"), std::string::npos) << h->str();
+    EXPECT_NE(h->message.find("barrier 2"), std::string::npos) << h->str();
+
+    auto mm = run(replaced("bar.sync %r3, 256;", "bar.sync %r3, 128;"), sched, rounds, nullptr);
+    bool counts = false;
+    for (const HazardReport& x : mm->reports())
+      counts |= x.kind == HazardKind::divergence && x.message.find("thread counts") != std::string::npos;
+    EXPECT_TRUE(counts) << mm->all_reports();
   }
 }
 

@@ -3,7 +3,8 @@
 // B, Hq/Hkv, Sq and Sk (ragged tails, causal with Sq <= Sk), both layouts, padded rows and both masks; o
 // within bf16 2e-2 / f16 4e-3 of the row norm of the float64 reference, lse within 1e-3, no writes between
 // rows, zero emulator reports; ptxas (when present) on a sample: no spills, no stack, no wgmma serialisation.
-// Broken variants (a missing mbarrier wait, wgmma wait or wgmma fence) are reported by the emulator.
+// Broken variants (a missing mbarrier wait, wgmma wait or wgmma fence; a ping-pong named barrier skipped or
+// with the wrong thread count) are reported by the emulator.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -84,7 +85,7 @@ TEST(AttentionSm90a, Sweep) {
   const auto sigs = all_signatures();
   std::mt19937_64 rng(0x5a90a);
   double worst_o[2] = {}, worst_lse = 0;
-  int failures = 0, causal = 0, gqa = 0, ptxas_checked = 0, max_regs = 0, overlap = 0, two = 0;
+  int failures = 0, causal = 0, gqa = 0, ptxas_checked = 0, max_regs = 0, overlap = 0, two = 0, pingpong = 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < points; ++i) {
     tune::VariantSpec spec;
@@ -126,6 +127,7 @@ TEST(AttentionSm90a, Sweep) {
     gqa += group > 1;
     overlap += gen::param_int(spec.params, "overlap") == 1;
     two += gen::param_int(spec.params, "consumers") == 2;
+    pingpong += gen::param_int(spec.params, "pingpong") == 1;
     const bool bad = !(r.o_error <= tol) || !(r.lse_error <= 1e-3) || r.gap_writes || !r.reports.empty();
     failures += bad;
     EXPECT_LE(r.o_error, tol) << r.where;
@@ -135,11 +137,16 @@ TEST(AttentionSm90a, Sweep) {
     if (bad && failures > 5)
       FAIL() << "too many failures";
   }
+  if (points >= 50) { // both ping-pong settings are drawn (about a third of the valid points have pingpong=1)
+    EXPECT_GT(pingpong, 0);
+    EXPECT_LT(pingpong, two);
+  }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf(
-      "[attention sweep sm_90a] %d points (%d causal, %d GQA/MQA, %d overlap, %d two consumers), max o "
-      "error f16 %.3g bf16 %.3g, max lse error %.3g; ptxas on %d (max %d registers), %.1f s\n",
-      points, causal, gqa, overlap, two, worst_o[0], worst_o[1], worst_lse, ptxas_checked, max_regs, secs);
+  std::printf("[attention sweep sm_90a] %d points (%d causal, %d GQA/MQA, %d overlap, %d two consumers, %d "
+              "ping-pong), "
+              "max o error f16 %.3g bf16 %.3g, max lse error %.3g; ptxas on %d (max %d registers), %.1f s\n",
+              points, causal, gqa, overlap, two, pingpong, worst_o[0], worst_o[1], worst_lse, ptxas_checked,
+              max_regs, secs);
 }
 
 // Broken variants: each mutation of a correct kernel's text must make the emulator report (and the output
@@ -209,6 +216,63 @@ TEST(AttentionSm90a, BrokenVariantsAreReported) {
     EXPECT_FALSE(r.reports.empty()) << c.what << ": no emulator report (o error " << r.o_error << ")";
     if (!r.reports.empty())
       std::printf("[mutant %s] %s\n", c.what, r.reports[0].substr(0, 160).c_str());
+  }
+
+  // The ping-pong (pingpong=1, overlap 0 and 1): consumer 1 skips its first bar.arrive on barrier 1, or
+  // consumer 0 skips its arrival on barrier 2 after the loop's GEMM section: the other warpgroup waits
+  // forever at its bar.sync (deadlock); a bar.sync with 128 threads where the arrivals count 256 is a
+  // thread-count mismatch or, when it completes alone, a warp arriving twice at the other barrier (both
+  // divergence).
+  for (const char* ov : {"overlap=0", "overlap=1"}) {
+    const gen::Params pp =
+        words_of(space, {"consumers=2", "block_n=32", "stages=2", ov, "reg_split=24/240", "pingpong=1"});
+    const tune::Compiled ppgood = tune::compile_variant({&attn(), "sm_90a", sig, pp}, {.ptxas = false});
+    const auto ppok = attention_test::run_attention(dev, ppgood.code, sig, pp, prob, 6, scale);
+    EXPECT_TRUE(ppok.reports.empty()) << ov << ": " << ppok.reports.front();
+    EXPECT_LE(ppok.o_error, 2e-2) << ov;
+    // the nth occurrence of `from`: its whole line removed (to empty) or its ", 256;" replaced by `to`
+    auto pp_mutant = [&](const std::string& from, const std::string& to, int nth) {
+      std::string text = ppgood.generated.text;
+      size_t at = std::string::npos;
+      for (int i = 0; i <= nth; ++i) {
+        at = text.find(from, at == std::string::npos ? 0 : at + 1);
+        if (at == std::string::npos)
+          break;
+      }
+      EXPECT_NE(at, std::string::npos) << from << " #" << nth;
+      if (at == std::string::npos)
+        return attention_test::AttnOutcome{};
+      if (to.empty()) {
+        const size_t begin = text.rfind('\n', at) + 1, end = text.find('\n', at);
+        text.replace(begin, end - begin, "  // removed");
+      } else { // the thread count of that instruction
+        const size_t count = text.find(", 256;", at);
+        text.replace(count, 6, to);
+      }
+      CodeObject code = toolchain::ptx_text_object(text, "sm_90a", "mutant.ptx");
+      return attention_test::run_attention(dev, code, sig, pp, prob, 6, scale);
+    };
+    struct PpCase {
+      const char* what;
+      std::string from, to, expect;
+      int nth;
+    };
+    const std::vector<PpCase> pp_cases{
+        {"consumer 1's first bar.arrive", "bar.arrive 1, 256;", "", "deadlock", 0},
+        // overlap=1: block 0's section arrives first, then the loop's; overlap=0: the loop's S section
+        {"consumer 0's bar.arrive in the loop", "bar.arrive 2, 256;", "", "deadlock", ov[8] == '1' ? 1 : 0},
+        {"bar.sync with 128 threads", "bar.sync 1, 256;", ", 128;", "divergence", 0},
+    };
+    for (const PpCase& c : pp_cases) {
+      SCOPED_TRACE(std::string(ov) + " " + c.what);
+      const auto r = pp_mutant(c.from, c.to, c.nth);
+      ASSERT_FALSE(r.reports.empty()) << c.what << ": no emulator report (o error " << r.o_error << ")";
+      bool named = false;
+      for (const std::string& rep : r.reports)
+        named |= rep.find(c.expect) != std::string::npos;
+      EXPECT_TRUE(named) << c.what << ": no '" << c.expect << "' report: " << r.reports[0];
+      std::printf("[mutant %s %s] %s\n", ov, c.what, r.reports[0].substr(0, 240).c_str());
+    }
   }
 }
 
