@@ -97,23 +97,6 @@ int run_show(const DbOptions& o) {
 // single median; beside it the vendor library's recorded time (real devices), the ratio and a flag when slower.
 int run_best(const DbOptions& o) {
   auto d = open_ro(o);
-  auto rows = d.query(
-      "SELECT b.generator, b.signature, b.target_id, b.compute_units, b.device_kind, b.problem, "
-      "coalesce(w.median_ms, b.median_ms), coalesce(w.variant_id, b.variant_id), w.variant_id IS NOT NULL, "
-      "w.rerank_median_ms, w.rerank_lo_ms, w.rerank_hi_ms, w.rounds, w.flip_rate, vt.median_ms, vt.library, "
-      "vt.source FROM best b "
-      "LEFT JOIN rerank_winners w ON w.generator = b.generator AND w.signature = b.signature AND w.target_id = "
-      "b.target_id AND w.compute_units = b.compute_units AND w.device_kind = b.device_kind AND w.problem = b.problem "
-      "AND b.median_ms >= w.search_best_ms "
-      "LEFT JOIN vendor_times vt ON b.device_kind = 'real' AND vt.generator = b.generator AND vt.signature = "
-      "b.signature AND vt.target_id = b.target_id AND vt.compute_units = b.compute_units AND vt.problem = b.problem "
-      "WHERE ? = '' OR b.generator = ? ORDER BY 1, 2, 3, 4, 5, 6",
-      {o.generator, o.generator});
-  auto num = [](const db::Value& v) -> std::optional<double> {
-    if (const double* x = std::get_if<double>(&v)) return *x;
-    if (const int64_t* x = std::get_if<int64_t>(&v)) return double(*x);
-    return std::nullopt;
-  };
   auto fmt = [](double v, const char* f) {
     char buf[64];
     std::snprintf(buf, sizeof buf, f, v);
@@ -123,35 +106,35 @@ int run_best(const DbOptions& o) {
   nlohmann::json out = nlohmann::json::array();
   Table t({"generator", "signature", "target", "CUs", "kind", "problem", "median_ms", "variant", "chosen by",
            "vendor_ms", "vs vendor", ""});
-  for (const auto& r : rows) {
-    const double median = *num(r[6]);
-    const bool winner = std::get<int64_t>(r[8]) != 0;
-    const auto vendor = num(r[14]);
-    const bool is_slower = vendor && median > *vendor;
+  db::TunedEntryFilter only;
+  only.generator = o.generator;
+  for (const auto& e : d.tuned_entries(only)) {
+    const bool is_slower = e.slower_than_vendor();
     slower += is_slower;
     if (o.json) {
-      nlohmann::json e = {{"generator", cell_json(r[0])}, {"signature", cell_json(r[1])}, {"target", cell_json(r[2])},
-                          {"CUs", cell_json(r[3])},       {"kind", cell_json(r[4])},      {"problem", cell_json(r[5])},
-                          {"median_ms", median},          {"variant", cell_json(r[7])},
-                          {"chosen_by", winner ? "rerank" : "fastest"}};
-      if (winner)
-        e["rerank"] = {{"median_ms", cell_json(r[9])}, {"lo_ms", cell_json(r[10])}, {"hi_ms", cell_json(r[11])},
-                       {"rounds", cell_json(r[12])}, {"flip_rate", cell_json(r[13])}};
-      if (vendor) {
-        e["vendor"] = {{"median_ms", *vendor}, {"library", cell_json(r[15])}, {"source", cell_json(r[16])}};
-        e["vs_vendor"] = median / *vendor;
+      nlohmann::json j = {{"generator", e.generator}, {"signature", e.signature}, {"target", e.target_id},
+                          {"CUs", e.compute_units},   {"kind", e.device_kind},    {"problem", e.problem},
+                          {"median_ms", e.median_ms}, {"variant", e.variant_id},
+                          {"chosen_by", e.rerank_winner ? "rerank" : "fastest"}};
+      if (e.rerank_winner)
+        j["rerank"] = {{"median_ms", e.rerank_median_ms}, {"lo_ms", e.rerank_lo_ms}, {"hi_ms", e.rerank_hi_ms},
+                       {"rounds", e.rounds}, {"flip_rate", e.flip_rate}};
+      if (e.vendor_ms) {
+        j["vendor"] = {{"median_ms", *e.vendor_ms}, {"library", e.vendor_library}, {"source", e.vendor_source}};
+        j["vs_vendor"] = e.median_ms / *e.vendor_ms;
       } else {
-        e["vendor"] = nullptr;
-        e["vs_vendor"] = nullptr;
+        j["vendor"] = nullptr;
+        j["vs_vendor"] = nullptr;
       }
-      e["slower_than_vendor"] = is_slower;
-      out.push_back(e);
+      j["slower_than_vendor"] = is_slower;
+      out.push_back(j);
       continue;
     }
-    t.add({db::to_string(r[0]), db::to_string(r[1]), db::to_string(r[2]), db::to_string(r[3]), db::to_string(r[4]),
-           db::to_string(r[5]), fmt(median, "%.6g"), db::to_string(r[7]),
-           winner ? fmt(*num(r[13]) * 100, "rerank (flip %.0f%%)") : "fastest", vendor ? fmt(*vendor, "%.6g") : "-",
-           vendor ? fmt(median / *vendor, "%.2fx") : "-", is_slower ? "SLOWER THAN VENDOR" : ""});
+    t.add({e.generator, e.signature, e.target_id, std::to_string(e.compute_units), e.device_kind, e.problem,
+           fmt(e.median_ms, "%.6g"), std::to_string(e.variant_id),
+           e.rerank_winner ? fmt(e.flip_rate * 100, "rerank (flip %.0f%%)") : "fastest",
+           e.vendor_ms ? fmt(*e.vendor_ms, "%.6g") : "-", e.vendor_ms ? fmt(e.median_ms / *e.vendor_ms, "%.2fx") : "-",
+           is_slower ? "SLOWER THAN VENDOR" : ""});
   }
   if (o.json) {
     std::cout << out.dump(2) << "\n";

@@ -108,38 +108,27 @@ std::shared_ptr<TuningDb::Group> TuningDb::group(const std::string& generator, c
   auto g = std::make_shared<Group>();
   {
     std::lock_guard conn(conn_mutex_);
-    // The re-ranking's winner replaces the fastest single median unless a later search found something faster
-    // than what was re-ranked; the vendor library's time (real devices only) rides along.
-    auto rows = db_.query(
-        "SELECT b.problem, coalesce(w.measurement_id, b.measurement_id), coalesce(w.variant_id, b.variant_id), "
-        "coalesce(w.median_ms, b.median_ms), v.code_object, v.kernel, v.parameters, v.launch, g.version_hash, "
-        "w.variant_id IS NOT NULL, vt.median_ms, vt.library FROM best b "
-        "LEFT JOIN rerank_winners w ON w.generator = b.generator AND w.signature = b.signature AND w.target_id = "
-        "b.target_id AND w.compute_units = b.compute_units AND w.device_kind = b.device_kind AND w.problem = b.problem "
-        "AND b.median_ms >= w.search_best_ms "
-        "LEFT JOIN vendor_times vt ON b.device_kind = 'real' AND vt.generator = b.generator AND vt.signature = "
-        "b.signature AND vt.target_id = b.target_id AND vt.compute_units = b.compute_units AND vt.problem = b.problem "
-        "JOIN variants v ON v.id = coalesce(w.variant_id, b.variant_id) JOIN generators g ON g.id = v.generator_id "
-        "WHERE b.generator=? AND b.signature=? AND b.target_id=? AND b.compute_units=? AND b.device_kind=? "
-        "ORDER BY b.problem",
-        {generator, signature, target, cus, kind});
-    for (auto& r : rows) {
+    // The entries every reader shares (db::Database::tuned_entries): the re-ranking's winner unless a later
+    // search found something faster, with the vendor library's time (real devices only).
+    for (auto& e : db_.tuned_entries({.generator = generator, .signature = signature, .target_id = target,
+                                      .device_kind = kind, .compute_units = uint32_t(cus)})) {
+      if (e.compute_units != uint32_t(cus)) continue; // a filter of 0 CUs matches every count
       auto s = std::make_shared<Selection>();
       s->generator = generator;
       s->signature = signature;
-      s->tuned_problem = std::get<std::string>(r[0]);
-      s->measurement_id = std::get<int64_t>(r[1]);
-      s->variant_id = std::get<int64_t>(r[2]);
-      s->median_ms = std::holds_alternative<double>(r[3]) ? std::get<double>(r[3]) : double(std::get<int64_t>(r[3]));
-      s->code_object = db::to_string(r[4]);
-      s->kernel = db::to_string(r[5]);
-      s->parameters = db::to_string(r[6]);
-      s->launch = db::to_string(r[7]);
-      s->generator_version = db::to_string(r[8]);
-      s->rerank_winner = std::get<int64_t>(r[9]) != 0;
-      if (!std::holds_alternative<std::monostate>(r[10])) {
-        s->vendor_ms = std::holds_alternative<double>(r[10]) ? std::get<double>(r[10]) : double(std::get<int64_t>(r[10]));
-        s->vendor_library = db::to_string(r[11]);
+      s->tuned_problem = e.problem;
+      s->measurement_id = e.measurement_id;
+      s->variant_id = e.variant_id;
+      s->median_ms = e.median_ms;
+      s->code_object = e.code_object;
+      s->kernel = e.kernel;
+      s->parameters = e.parameters;
+      s->launch = e.launch;
+      s->generator_version = e.generator_version;
+      s->rerank_winner = e.rerank_winner;
+      if (e.vendor_ms) {
+        s->vendor_ms = *e.vendor_ms;
+        s->vendor_library = e.vendor_library;
       }
       s->target_id = target;
       s->compute_units = uint32_t(cus);

@@ -19,6 +19,7 @@ from ._isatune import (  # noqa: F401  (the extension: the loader, the emulator,
     Loader,
     NotFoundError,
     UnavailableError,
+    VendorFasterError,
     best,
     devices,
     schema_version,
@@ -30,5 +31,5 @@ try:  # the JIT (isatune.jit.Jit), when the extension was built with isatune_jit
 except ImportError:  # pragma: no cover
     jit = None
 
-__all__ = ["Device", "Error", "InputError", "Kernel", "Loader", "NotFoundError", "UnavailableError", "best",
-           "devices", "schema_version", "tune", "cli_path", "jit"]
+__all__ = ["Device", "Error", "InputError", "Kernel", "Loader", "NotFoundError", "UnavailableError",
+           "VendorFasterError", "best", "devices", "schema_version", "tune", "cli_path", "jit"]

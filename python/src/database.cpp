@@ -10,35 +10,53 @@ namespace py = pybind11;
 namespace isatune::python {
 namespace {
 
-py::object cell(const db::Value& v) {
-  if (std::holds_alternative<int64_t>(v)) return py::int_(std::get<int64_t>(v));
-  if (std::holds_alternative<double>(v)) return py::float_(std::get<double>(v));
-  if (std::holds_alternative<std::string>(v)) return py::str(std::get<std::string>(v));
-  return py::none();
-}
-
+// The entry per tuned problem, as `isatune db best` lists it and the loader's select uses it
+// (db::Database::tuned_entries): the re-ranking's winner where it still stands, else the fastest single median,
+// with the vendor library's recorded time and slower_than_vendor (such an entry the loader never returns).
 py::list best(const std::string& path, const std::string& generator) {
   auto db = db::Database::open(path, {.read_only = true});
-  const std::vector<std::string> names = {"generator", "signature", "target_id", "compute_units", "device_kind",
-                                          "problem", "median_ms", "parameters", "kernel", "code_object",
-                                          "variant_id", "measurement_id"};
-  std::string sql =
-      "SELECT b.generator, b.signature, b.target_id, b.compute_units, b.device_kind, b.problem, b.median_ms, "
-      "v.parameters, v.kernel, v.code_object, b.variant_id, b.measurement_id FROM best b "
-      "JOIN variants v ON v.id = b.variant_id";
-  std::vector<db::Value> params;
-  if (!generator.empty()) sql += " WHERE b.generator = ?", params.push_back(generator);
-  sql += " ORDER BY b.generator, b.device_kind, b.target_id, b.signature, b.problem";
   py::list out;
   py::object loads = py::module_::import("json").attr("loads");
-  for (const auto& row : db.query(sql, params)) {
+  db::TunedEntryFilter only;
+  only.generator = generator;
+  for (const auto& e : db.tuned_entries(only)) {
     py::dict d;
-    for (size_t i = 0; i < names.size(); ++i) {
-      py::object v = cell(row[i]);
-      // JSON columns as dicts.
-      if ((names[i] == "signature" || names[i] == "problem" || names[i] == "parameters") && !v.is_none()) v = loads(v);
-      d[py::str(names[i])] = v;
+    d["generator"] = e.generator;
+    d["signature"] = loads(e.signature);
+    d["target_id"] = e.target_id;
+    d["compute_units"] = e.compute_units;
+    d["device_kind"] = e.device_kind;
+    d["problem"] = loads(e.problem);
+    d["median_ms"] = e.median_ms;
+    d["parameters"] = loads(e.parameters);
+    d["kernel"] = e.kernel;
+    d["code_object"] = e.code_object.empty() ? py::object(py::none()) : py::object(py::str(e.code_object));
+    d["variant_id"] = e.variant_id;
+    d["measurement_id"] = e.measurement_id;
+    d["chosen_by"] = e.rerank_winner ? "rerank" : "fastest";
+    if (e.rerank_winner) {
+      py::dict r;
+      r["median_ms"] = e.rerank_median_ms;
+      r["lo_ms"] = e.rerank_lo_ms;
+      r["hi_ms"] = e.rerank_hi_ms;
+      r["rounds"] = e.rounds;
+      r["flip_rate"] = e.flip_rate;
+      d["rerank"] = r;
+    } else {
+      d["rerank"] = py::none();
     }
+    if (e.vendor_ms) {
+      py::dict v;
+      v["median_ms"] = *e.vendor_ms;
+      v["library"] = e.vendor_library;
+      v["source"] = e.vendor_source;
+      d["vendor"] = v;
+      d["vs_vendor"] = e.median_ms / *e.vendor_ms;
+    } else {
+      d["vendor"] = py::none();
+      d["vs_vendor"] = py::none();
+    }
+    d["slower_than_vendor"] = e.slower_than_vendor();
     out.append(d);
   }
   return out;
@@ -46,8 +64,11 @@ py::list best(const std::string& path, const std::string& generator) {
 
 void bind_database(py::module_& m) {
   m.def("best", &best, py::arg("db"), py::arg("generator") = "",
-        "The best ok variant per (generator, signature, device, device kind, problem) in a tuning database, "
-        "as dicts (signature, problem and parameters parsed). Emulated and real ones are separate rows.");
+        "The entry per tuned problem (generator, signature, device, device kind, problem) in a tuning database, "
+        "as `isatune db best` lists it and the loader selects it: the re-ranking's winner where it still stands "
+        "(chosen_by 'rerank'), else the fastest ok median; vendor and slower_than_vendor (the loader never "
+        "returns such an entry). Dicts; signature, problem and parameters parsed. Emulated and real are "
+        "separate rows.");
   m.def("schema_version", [](const std::string& path) { return db::Database::open(path, {.read_only = true}).schema_version(); },
         py::arg("db"), "The schema version of a tuning database file.");
 }

@@ -1,6 +1,7 @@
 // isatune's exceptions as Python exceptions with the same messages: isatune.Error (RuntimeError), InputError
-// (also ValueError), NotFoundError (also LookupError: nothing tuned fits), UnavailableError (a driver or
-// toolkit is absent).
+// (also ValueError), NotFoundError (also LookupError: nothing tuned fits), VendorFasterError (a NotFoundError:
+// every tuned entry that fits is slower than the vendor library's recorded time; library, vendor_ms, tuned_ms),
+// UnavailableError (a driver or toolkit is absent).
 #include <pybind11/pybind11.h>
 
 #include "isatune/error.h"
@@ -28,11 +29,21 @@ void bind_errors(py::module_& m) {
   static PyObject* not_found = new_exception(m, "NotFoundError",
                                              py::make_tuple(py::handle(input), py::handle(PyExc_LookupError)),
                                              "Nothing tuned in the database fits the request.");
+  static PyObject* vendor_faster = new_exception(
+      m, "VendorFasterError", py::make_tuple(py::handle(not_found)),
+      "No tuned entry better than the vendor library (vendor_times): call it. Attributes: library, vendor_ms, "
+      "tuned_ms (the loader's VendorFasterError, C: ISATUNE_USE_VENDOR).");
   static PyObject* unavailable = new_exception(m, "UnavailableError", py::make_tuple(py::handle(error)),
                                                "A needed driver, device or toolkit is absent.");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const loader::VendorFasterError& e) {
+      py::object err = py::reinterpret_borrow<py::object>(vendor_faster)(e.what());
+      err.attr("library") = e.library;
+      err.attr("vendor_ms") = e.vendor_ms;
+      err.attr("tuned_ms") = e.tuned_ms;
+      PyErr_SetObject(vendor_faster, err.ptr());
     } catch (const loader::NotFoundError& e) {
       PyErr_SetString(not_found, e.what());
     } catch (const InputError& e) {

@@ -1,5 +1,7 @@
 // The generator evaluator in process: pruning before device time, compile ahead on the pool, DB recording.
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include "selftest_fixture.h"
 
@@ -97,7 +99,13 @@ TEST(TunePipeline, CompilePoolServesEveryRequestOnce) {
   CompilePool pool(*job.generator, job.isa, job.sig, 2, 4);
   std::vector<gen::Params> all;
   for (size_t i = 0; i < space.size(); ++i) all.push_back(gen::params_of(space, space.valid_config(i)));
-  pool.prefetch(all); // more than the capacity: bounded
+  pool.prefetch(all); // more than the capacity: bounded to 4
+  // get() compiles a queued entry no pool thread has started on the caller's thread (the device must not wait),
+  // so on a loaded machine the caller could take all four before a pool thread ran: wait for the pool first.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (pool.stats().on_pool < 4 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(pool.stats().on_pool, 4u) << "the pool did not compile the four prefetched variants in 60 s";
   std::set<std::string> kernels;
   for (const auto& p : all) {
     CompileOutcome o = pool.get(p);
@@ -111,7 +119,11 @@ TEST(TunePipeline, CompilePoolServesEveryRequestOnce) {
   EXPECT_EQ(kernels.size(), space.size() - 3);
   const auto s = pool.stats();
   EXPECT_EQ(s.requested, space.size());
-  EXPECT_GT(s.on_pool, 0u);
+  EXPECT_EQ(s.on_pool, 4u);                          // the prefetched ones, each once
+  EXPECT_EQ(s.ready, 4u);                            // ... found compiled
+  EXPECT_EQ(s.inline_compiles, space.size() - 4);   // the rest on the caller's thread
+  EXPECT_EQ(s.compiled, space.size());               // nothing compiled twice
+  EXPECT_EQ(s.dropped, 0u);
 }
 
 TEST(TunePipeline, RecordsEveryEvaluation) {

@@ -135,6 +135,33 @@ struct RerankWinnerRecord {
   std::string run_guid; // empty: none
 };
 
+// The entry of one tuned problem that every reader uses (docs/database.md "Which entry a tuned problem has"):
+// the re-ranking's winner when `rerank_winners` has one for the key of `best` and no later search found anything
+// faster (best.median_ms >= search_best_ms), else `best`'s fastest single median; beside it the vendor library's
+// recorded time (real devices only). `isatune db best`, the loader's select and Python's isatune.best() all read
+// Database::tuned_entries, so they agree on one file.
+struct TunedEntry {
+  std::string generator, signature, target_id; // signature canonical JSON
+  uint32_t compute_units = 0;
+  std::string device_kind, problem;            // problem canonical JSON
+  int64_t measurement_id = 0, variant_id = 0;  // the entry's own measurement and variant
+  double median_ms = 0;
+  std::string parameters, code_object, kernel, launch, generator_version; // of the entry's variant
+  bool rerank_winner = false;                  // chosen by the re-ranking, not the fastest single median
+  double rerank_median_ms = 0, rerank_lo_ms = 0, rerank_hi_ms = 0, flip_rate = 0; // when rerank_winner
+  int64_t rounds = 0;
+  std::optional<double> vendor_ms;             // the vendor library's time for the key (real devices)
+  std::string vendor_library, vendor_source;
+  // The loader never returns such an entry (it says: call the vendor library).
+  bool slower_than_vendor() const { return vendor_ms && median_ms > *vendor_ms; }
+};
+
+// Which entries tuned_entries() reads; an empty field (compute_units 0) matches every value.
+struct TunedEntryFilter {
+  std::string generator, signature, target_id, device_kind;
+  uint32_t compute_units = 0;
+};
+
 // One cell of a query result.
 using Value = std::variant<std::monostate, int64_t, double, std::string>;
 using Row = std::vector<Value>;
@@ -216,6 +243,9 @@ public:
   // the row.
   CodeObject code_object(const std::string& sha256);
   bool has_code_object(const std::string& sha256);
+
+  // Every tuned problem's entry (TunedEntry), ordered by generator, signature, target, CUs, kind, problem.
+  std::vector<TunedEntry> tuned_entries(const TunedEntryFilter& filter = {});
 
   // Generic query with text parameters (the CLI's listings).
   std::vector<Row> query(const std::string& sql, const std::vector<Value>& params = {});
