@@ -74,6 +74,11 @@ void sweep(const std::string& isa, int default_points) {
     const double scale = (0.5 + double(rng() % 1000) / 666.0) / std::sqrt(d);
     SCOPED_TRACE(isa + " " + gen::format(full) + " " + gen::format(params) + " " + gen::format(prob));
     const gen::Generated gd = attn().generate(isa, full, params);
+    { // the space's register rule holds for the kernel as built: a workgroup's waves fit the unified file
+      const uint32_t waves = uint32_t(gen::param_int(params, "waves"));
+      EXPECT_LE(gd.cdna->arch_vgprs, 256u);
+      EXPECT_LE((gd.cdna->vgpr_total() + 7) / 8 * 8 * ((waves + 3) / 4), 512u) << gd.cdna->vgpr_total();
+    }
     const AttnOutcome r =
         run_attention(*dev, gen_test::assemble(isa, gd), full, params, prob, 77 + uint64_t(i), scale);
     const bool bf16 = full.at("dtype") == "bf16";
