@@ -69,8 +69,9 @@ struct Geometry {
 // and half Y_j (V of block j + 1 loaded and written to the other Vt buffer, O MFMAs on V_j). Group 1 takes
 // one extra barrier after the prologue (which stores block 0) and group 0 one after the loop, so every wave
 // executes 2 + 2 nkb barriers and barrier event E pairs group 0's half e with group 1's half e - 1: with
-// X_j between E_{2j+1} and E_{2j+2} for group 0 (one event later for group 1), every write of K_{j+1} (V_{j+1})
-// lands after the last read of K_{j-1} (V_{j-1}) in its buffer and before the first read of K_{j+1} (V_{j+1}).
+// X_j between E_{2j+1} and E_{2j+2} for group 0 (one event later for group 1), every write of K_{j+1}
+// (V_{j+1}) lands after the last read of K_{j-1} (V_{j-1}) in its buffer and before the first read of K_{j+1}
+// (V_{j+1}).
 struct PingPong {
   Builder& b;
   const Geometry& g;
@@ -106,7 +107,7 @@ struct PingPong {
         b.emit("ds_write_b16", {v_vlds, data}, m);
       }
   }
-  // scc1 when block j + 1 exists (s_kb = j)
+  // jumps to `skip` when block j + 1 does not exist (s_kb = j)
   void branch_if_last(Label skip) {
     b.emit("s_add_u32", {s_t, s_kb, 1});
     b.emit("s_cmp_lt_u32", {s_t, s_nkb});
@@ -436,45 +437,46 @@ struct Emitter {
     Label loop = b.label("kv_loop"), nomask = b.label("no_mask"), done = b.label("kv_done");
     b.emit("s_cmp_eq_u32", {s_nkb, 0});
     b.s_cbranch("scc1", done);
-    PingPong pp{b, g, p, rs[1], rs[2], v_koff, v_voff, v_klds, v_vlds, v_ksrd, v_vsrd, stage, v_t, v_t2,
-                s_kstep, s_vstep, s_kbstep, s_vbstep, s_kb, s_nkb, s_t, s_wave, {}};
+    PingPong pp{b,        g,        p,      rs[1], rs[2], v_koff, v_voff,  v_klds,
+                v_vlds,   v_ksrd,   v_vsrd, stage, v_t,   v_t2,   s_kstep, s_vstep,
+                s_kbstep, s_vbstep, s_kb,   s_nkb, s_t,   s_wave, {}};
     if (p.pingpong)
       pp.prologue();
     b.bind(loop);
     if (p.pingpong)
       pp.load_next(rs[1], v_koff, s_kstep); // K of block j + 1, written to LDS after the S^T MFMAs
     if (!p.pingpong) {
-    b.s_barrier(); // every wave is done with the previous block's LDS
-    // K: chunk u is key row j + u * rpp
-    b.emit("v_mov_b32", {v_t, v_koff});
-    for (int u = 0; u < g.nch; ++u) {
-      b.buffer_load(stage.sub(uint8_t(4 * u), 4), v_t, rs[1], 0, offen());
-      if (u + 1 < g.nch)
-        b.emit("v_add_u32", {v_t, s_kstep, v_t});
-    }
-    for (int u = 0; u < g.nch; ++u)
-      b.ds_write(v_klds, stage.sub(uint8_t(4 * u), 4), uint16_t(u * g.rpp * g.kp));
-    b.emit("v_mov_b32", {v_t, v_voff});
-    for (int u = 0; u < g.nch; ++u) {
-      b.buffer_load(stage.sub(uint8_t(4 * u), 4), v_t, rs[2], 0, offen());
-      if (u + 1 < g.nch)
-        b.emit("v_add_u32", {v_t, s_vstep, v_t});
-    }
-    for (int u = 0; u < g.nch; ++u)
-      for (int e = 0; e < 8; ++e) {
-        Reg data = stage.sub(uint8_t(4 * u + e / 2));
-        if (e % 2) {
-          b.emit("v_lshrrev_b32",
-                 {v_t2, 16, data}); // the high half (the emulator has no ds_write_b16_d16_hi)
-          data = v_t2;
-        }
-        Modifiers m;
-        const int off = u * g.rpp * 2 + e * g.vp;
-        if (off)
-          m.offset = off;
-        b.emit("ds_write_b16", {v_vlds, data}, m);
+      b.s_barrier(); // every wave is done with the previous block's LDS
+      // K: chunk u is key row j + u * rpp
+      b.emit("v_mov_b32", {v_t, v_koff});
+      for (int u = 0; u < g.nch; ++u) {
+        b.buffer_load(stage.sub(uint8_t(4 * u), 4), v_t, rs[1], 0, offen());
+        if (u + 1 < g.nch)
+          b.emit("v_add_u32", {v_t, s_kstep, v_t});
       }
-    b.s_barrier();
+      for (int u = 0; u < g.nch; ++u)
+        b.ds_write(v_klds, stage.sub(uint8_t(4 * u), 4), uint16_t(u * g.rpp * g.kp));
+      b.emit("v_mov_b32", {v_t, v_voff});
+      for (int u = 0; u < g.nch; ++u) {
+        b.buffer_load(stage.sub(uint8_t(4 * u), 4), v_t, rs[2], 0, offen());
+        if (u + 1 < g.nch)
+          b.emit("v_add_u32", {v_t, s_vstep, v_t});
+      }
+      for (int u = 0; u < g.nch; ++u)
+        for (int e = 0; e < 8; ++e) {
+          Reg data = stage.sub(uint8_t(4 * u + e / 2));
+          if (e % 2) {
+            b.emit("v_lshrrev_b32",
+                   {v_t2, 16, data}); // the high half (the emulator has no ds_write_b16_d16_hi)
+            data = v_t2;
+          }
+          Modifiers m;
+          const int off = u * g.rpp * 2 + e * g.vp;
+          if (off)
+            m.offset = off;
+          b.emit("ds_write_b16", {v_vlds, data}, m);
+        }
+      b.s_barrier();
     }
 
     // S^T = K Q^T, one 32x32 tile per 32 keys

@@ -297,13 +297,14 @@ public:
     check_target(isa);
     if (is_ptx_isa(isa))
       return attention_ptx_backend(isa)->constraint_descriptions(isa);
-    return {"mfma=32x32x16 and 16x16x32 only on gfx950 (32x32x8 and 16x16x16 on both)",
-            "p_round=rtz only for dtype=bf16",
-            "block_n * head_dim / 8 is a multiple of 64 * waves (each thread loads whole 16-byte K/V chunks)",
-            "estimated VGPRs (Q and O fragments, S and P tiles, K/V fragments, staging) at most 256",
-            "pingpong=1 only with waves=8",
-            "LDS (K and Vt buffers, doubled with pingpong=1) within the target's (64 KiB gfx942, 160 KiB gfx950)",
-            "o_regs=agpr: VGPRs rounded to 4 plus the O AGPRs, rounded to 8, times ceil(waves / 4) at most 512"};
+    return {
+        "mfma=32x32x16 and 16x16x32 only on gfx950 (32x32x8 and 16x16x16 on both)",
+        "p_round=rtz only for dtype=bf16",
+        "block_n * head_dim / 8 is a multiple of 64 * waves (each thread loads whole 16-byte K/V chunks)",
+        "estimated VGPRs (Q and O fragments, S and P tiles, K/V fragments, staging) at most 256",
+        "pingpong=1 only with waves=8",
+        "LDS (K and Vt buffers, doubled with pingpong=1) within the target's (64 KiB gfx942, 160 KiB gfx950)",
+        "o_regs=agpr: VGPRs rounded to 4 plus the O AGPRs, rounded to 8, times ceil(waves / 4) at most 512"};
   }
 
   Generated generate(const std::string& isa, const Signature& sig, const Params& params) const override {

@@ -199,10 +199,10 @@ gen::Params pingpong_params(const gen::Signature& sig, const std::string& isa, c
 
 } // namespace
 
-// pingpong=1 on 8 waves with a ragged causal problem (Sk - Sq not a block multiple, the last block partial), with
-// O in VGPRs and in AGPRs, in the timed wave order and in both schedule-check orders (each wave to its next
-// barrier, by index and reversed): a write of one group racing a read of the other between two barriers would
-// give a different result in one of them.
+// pingpong=1 on 8 waves with a ragged causal problem (Sk - Sq not a block multiple, the last block partial),
+// with O in VGPRs and in AGPRs, in the timed wave order and in both schedule-check orders (each wave to its
+// next barrier, by index and reversed): a write of one group racing a read of the other between two barriers
+// would give a different result in one of them.
 TEST(AttentionPingPong, RaggedCausalEightWaves) {
   if (!toolchain::llvm_supports("gfx942"))
     GTEST_SKIP() << "this LLVM cannot assemble gfx942";
@@ -213,7 +213,7 @@ TEST(AttentionPingPong, RaggedCausalEightWaves) {
     const gen::Generated gd = attn().generate("gfx942", sig, params);
     EXPECT_NE(gd.text.find("pp_stagger_start"), std::string::npos);
     EXPECT_EQ(gd.cdna->lds_bytes, 2u * (64 * (64 * 2 + 16) + 64 * (64 * 2 + 16))); // two K and two Vt
-    EXPECT_EQ(gd.cdna->agprs, *regs ? 32u : 0u);                                      // O: 64 x 32 / 64
+    EXPECT_EQ(gd.cdna->agprs, *regs ? 32u : 0u);                                   // O: 64 x 32 / 64
     const CodeObject code = gen_test::assemble("gfx942", gd);
     for (auto order : {emu::WaveOrder::timed, emu::WaveOrder::index, emu::WaveOrder::reverse}) {
       SCOPED_TRACE(std::string(regs) + " order " + std::to_string(int(order)));
