@@ -37,6 +37,8 @@ std::string_view to_string(HazardKind kind) {
     return "register_budget";
   case HazardKind::deadlock:
     return "deadlock";
+  case HazardKind::barrier_count:
+    return "barrier_count";
   }
   return "?";
 }

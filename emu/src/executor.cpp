@@ -35,6 +35,7 @@ void init_wave(Wave& w, const KernelImage& k, const LaunchSetup& setup, Workgrou
   w.simd = uint8_t(index % 4); // a workgroup's waves are spread over the CU's four SIMDs
   w.prio = 0;
   w.barrier_arrival = 0;
+  w.barriers = 0;
   w.ready.fill(0);
   w.instructions = w.lane_instructions = 0;
   if (w.v.size() != 512) w.v.resize(512);
@@ -196,7 +197,23 @@ WorkgroupCost WorkgroupRunner::run(LaunchContext& ctx, const KernelImage& k, con
       if (ctx.stop.load(std::memory_order_relaxed)) return {};
       continue;
     }
-    // Every wave still running waits at the barrier: release them together (retired LDS-DMA data lands).
+    // Every wave still running waits at the barrier: release them together (retired LDS-DMA data lands). A
+    // wave that ended after fewer barriers than the waiting ones no longer takes part (as on the hardware):
+    // once it has taken part in one, the waves' barriers do not pair up, which is reported.
+    uint32_t waiting = 0;
+    for (uint32_t i = 0; i < nwaves; ++i)
+      if (!waves_[i].done) waiting = std::max(waiting, waves_[i].barriers);
+    for (uint32_t i = 0; i < nwaves; ++i) {
+      const Wave& w = waves_[i];
+      if (w.done && w.barriers > 0 && w.barriers < waiting) { // (exiting before any barrier is fine)
+        ctx.report(w, HazardKind::barrier_count,
+                   "wave " + std::to_string(i) + " ended after " + std::to_string(w.barriers) +
+                       " s_barrier while other waves of the workgroup wait at their barrier " +
+                       std::to_string(waiting) + " (released without it: the barriers do not pair up)");
+        if (ctx.stop.load(std::memory_order_relaxed)) return {};
+        break;
+      }
+    }
     lds_dma_barrier(wg_);
     uint64_t t = 0;
     for (uint32_t i = 0; i < nwaves; ++i)

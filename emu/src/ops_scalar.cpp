@@ -256,7 +256,10 @@ void register_scalar_ops() {
     w.done = true;
     lds_dma_end_wave(w); // LDS-DMA still in flight lands anyway (lds_dma.h)
   });
-  OP("S_BARRIER", barrier, { w.at_barrier = true; });
+  OP("S_BARRIER", barrier, {
+    w.at_barrier = true;
+    ++w.barriers;
+  });
   OP("S_NOP", nop, {});
   OP("S_SETPRIO", salu, {});
   // S_TRAP enters the trap handler (CDNA3 ISA SOPP); the emulator has none, so the launch stops as a GPU queue

@@ -79,6 +79,7 @@ struct Wave {
   uint64_t instructions = 0, lane_instructions = 0;
   uint8_t simd = 0, prio = 0;             // SIMD of the CU (index mod 4), s_setprio level
   uint64_t barrier_arrival = 0;           // cycle it reached the current s_barrier
+  uint32_t barriers = 0;                  // s_barrier executed
   std::array<uint64_t, kNumRegs> ready{}; // cycle each register's ALU result is ready
   // The current memory instruction's accesses (note_global / note_lds).
   uint64_t acc_last_line = ~0ull;

@@ -47,7 +47,7 @@ struct Geometry {
   // an A/B operand per lane (kregs = e / 2 VGPRs). Lane group hg = lane / T holds k = [hg * e, hg * e + e) of
   // a chunk and, in an accumulator, rows 4G * (r / 4) + 4 hg + r % 4 of register r.
   int d, bn, kdim, tile, groups, regs, e, nt, kchunks, kregs, ot, pchunks, threads, nch, rpp, kp, vp,
-      ks_bytes, lds;
+      ks_bytes, lds, buf;
   Geometry(const AttnSig& sig, const CdnaParams& p) {
     d = sig.head_dim, bn = p.block_n, kdim = p.mfma_k, tile = p.tile;
     groups = 64 / tile, regs = tile * tile / 64, e = kdim / groups;
@@ -58,6 +58,113 @@ struct Geometry {
     kp = d * 2 + 16, vp = bn * 2 + 16; // LDS row pitches (16-byte aligned, off the bank period)
     ks_bytes = bn * kp;
     lds = ks_bytes + d * vp;
+    buf = lds; // one K + Vt buffer; pingpong keeps two (block j is read while block j + 1 is written)
+    if (p.pingpong)
+      lds *= 2;
+  }
+};
+
+// pingpong=1: waves [0, waves/2) form group 0, the rest group 1. Both run the same loop, two barriers per key
+// block j: half X_j (K of block j + 1 loaded and written to the other K buffer, S^T MFMAs on K_j, softmax)
+// and half Y_j (V of block j + 1 loaded and written to the other Vt buffer, O MFMAs on V_j). Group 1 takes
+// one extra barrier after the prologue (which stores block 0) and group 0 one after the loop, so every wave
+// executes 2 + 2 nkb barriers and barrier event E pairs group 0's half e with group 1's half e - 1: with
+// X_j between E_{2j+1} and E_{2j+2} for group 0 (one event later for group 1), every write of K_{j+1}
+// (V_{j+1}) lands after the last read of K_{j-1} (V_{j-1}) in its buffer and before the first read of K_{j+1}
+// (V_{j+1}).
+struct PingPong {
+  Builder& b;
+  const Geometry& g;
+  const CdnaParams& p;
+  Reg rs_k, rs_v, v_koff, v_voff, v_klds, v_vlds, v_ksrd, v_vsrd, stage, v_t, v_t2;
+  Reg s_kstep, s_vstep, s_kbstep, s_vbstep, s_kb, s_nkb, s_t, s_wave;
+  Reg s_delta; // the read buffer's distance to the write buffer: +buf or -buf
+
+  void load(Reg rsrc, Reg voff, Reg step) { // 16-byte chunk u of the block: row j + u * rpp
+    b.emit("v_mov_b32", {v_t, voff});
+    for (int u = 0; u < g.nch; ++u) {
+      b.buffer_load(stage.sub(uint8_t(4 * u), 4), v_t, rsrc, 0, offen());
+      if (u + 1 < g.nch)
+        b.emit("v_add_u32", {v_t, step, v_t});
+    }
+  }
+  void write_k() {
+    for (int u = 0; u < g.nch; ++u)
+      b.ds_write(v_klds, stage.sub(uint8_t(4 * u), 4), uint16_t(u * g.rpp * g.kp));
+  }
+  void write_v() { // transposed, 16 bits at a time
+    for (int u = 0; u < g.nch; ++u)
+      for (int e = 0; e < 8; ++e) {
+        Reg data = stage.sub(uint8_t(4 * u + e / 2));
+        if (e % 2) {
+          b.emit("v_lshrrev_b32", {v_t2, 16, data});
+          data = v_t2;
+        }
+        Modifiers m;
+        const int off = u * g.rpp * 2 + e * g.vp;
+        if (off)
+          m.offset = off;
+        b.emit("ds_write_b16", {v_vlds, data}, m);
+      }
+  }
+  // jumps to `skip` when block j + 1 does not exist (s_kb = j)
+  void branch_if_last(Label skip) {
+    b.emit("s_add_u32", {s_t, s_kb, 1});
+    b.emit("s_cmp_lt_u32", {s_t, s_nkb});
+    b.s_cbranch("scc0", skip);
+  }
+  // one barrier, taken by group 1 only (second) or group 0 only
+  void stagger(bool second) {
+    Label skip = b.label(second ? "pp_stagger_start" : "pp_stagger_end");
+    b.emit(second ? "s_cmp_ge_u32" : "s_cmp_lt_u32", {s_wave, p.waves / 2});
+    b.s_cbranch("scc0", skip);
+    b.s_barrier();
+    b.bind(skip);
+  }
+  void prologue() { // block 0 into buffer 0, the resources to block 1, the writes to buffer 1
+    load(rs_k, v_koff, s_kstep);
+    write_k();
+    load(rs_v, v_voff, s_vstep);
+    write_v();
+    for (auto [r, step] : {std::pair{rs_k, s_kbstep}, std::pair{rs_v, s_vbstep}}) {
+      b.emit("s_add_u32", {r.sub(0), r.sub(0), step});
+      b.emit("s_addc_u32", {r.sub(1), r.sub(1), 0});
+      b.emit("s_sub_u32", {r.sub(2), r.sub(2), step});
+    }
+    s_delta = b.alloc_s(1, "pp_delta");
+    b.s_mov(s_delta, int64_t(g.buf));
+    b.emit("v_add_u32", {v_klds, g.buf, v_klds});
+    b.emit("v_add_u32", {v_vlds, g.buf, v_vlds});
+    b.s_barrier();
+    stagger(true);
+  }
+  void load_next(Reg rsrc, Reg voff, Reg step) {
+    Label skip = b.label(rsrc == rs_k ? "pp_no_next_k" : "pp_no_next_v");
+    branch_if_last(skip);
+    load(rsrc, voff, step);
+    b.bind(skip);
+  }
+  void store_next_k() {
+    Label skip = b.label("pp_no_store_k");
+    branch_if_last(skip);
+    write_k();
+    b.bind(skip);
+  }
+  void half(Reg rsrc, Reg voff, Reg step) { // end of X_j, start of Y_j
+    b.s_barrier();
+    load_next(rsrc, voff, step);
+  }
+  void end_iteration() { // end of Y_j: reads move to the buffer just written, writes to the one just read
+    Label skip = b.label("pp_no_store_v");
+    branch_if_last(skip);
+    write_v();
+    b.bind(skip);
+    b.s_barrier();
+    for (Reg r : {v_ksrd, v_vsrd})
+      b.emit("v_add_u32", {r, s_delta, r});
+    b.emit("s_sub_u32", {s_delta, 0, s_delta});
+    for (Reg r : {v_klds, v_vlds})
+      b.emit("v_add_u32", {r, s_delta, r});
   }
 };
 
@@ -102,6 +209,16 @@ struct Emitter {
     b.emit("v_bfe_u32", {t2, b2, 16, 1});
     b.emit("v_add3_u32", {t2, t2, b2, s_7fff});
     b.emit("v_perm_b32", {dst, t2, t, s_sel_hi});
+  }
+
+  // O *= alpha for O in AGPRs: read, multiply, write back, through `ntmp` rotating VGPRs of `tmp`
+  void scale_agprs(Reg acc, int nacc, Reg alpha, Reg tmp, int ntmp) {
+    for (int r = 0; r < nacc; ++r) {
+      Reg t = tmp.sub(uint8_t(r % ntmp));
+      b.emit("v_accvgpr_read_b32", {t, acc.sub(uint8_t(r))});
+      b.emit("v_mul_f32", {t, alpha, t});
+      b.emit("v_accvgpr_write_b32", {acc.sub(uint8_t(r)), t});
+    }
   }
 
   Kernel run() {
@@ -291,7 +408,7 @@ struct Emitter {
 
     // ---- state
     const int nacc = g.ot * g.regs;
-    Reg acc = b.alloc_v(uint8_t(nacc), "o");
+    Reg acc = p.o_agpr ? b.alloc_a(uint8_t(nacc), "o") : b.alloc_v(uint8_t(nacc), "o");
     Reg sacc = b.alloc_v(uint8_t(g.regs * g.nt), "s");
     Reg pk = b.alloc_v(uint8_t(g.regs * g.nt / 2), "p");
     Reg kf = b.alloc_v(uint8_t(g.kchunks * g.kregs), "kf");
@@ -301,7 +418,10 @@ struct Emitter {
         v_alpha = b.alloc_v(1, "alpha");
     Reg v_nm = b.alloc_v(1, "-m"), v_limrel = b.alloc_v(1, "limrel");
     for (int r = 0; r < nacc; ++r)
-      b.v_mov(acc.sub(uint8_t(r)), 0);
+      if (p.o_agpr)
+        b.emit("v_accvgpr_write_b32", {acc.sub(uint8_t(r)), 0});
+      else
+        b.v_mov(acc.sub(uint8_t(r)), 0);
     b.v_mov(v_m, v_neginf);
     b.v_mov(v_l, 0);
     Reg lx = v_l; // with truncated P, l sums the weights O used and lx the exact ones
@@ -317,38 +437,47 @@ struct Emitter {
     Label loop = b.label("kv_loop"), nomask = b.label("no_mask"), done = b.label("kv_done");
     b.emit("s_cmp_eq_u32", {s_nkb, 0});
     b.s_cbranch("scc1", done);
+    PingPong pp{b,        g,        p,      rs[1], rs[2], v_koff, v_voff,  v_klds,
+                v_vlds,   v_ksrd,   v_vsrd, stage, v_t,   v_t2,   s_kstep, s_vstep,
+                s_kbstep, s_vbstep, s_kb,   s_nkb, s_t,   s_wave, {}};
+    if (p.pingpong)
+      pp.prologue();
     b.bind(loop);
-    b.s_barrier(); // every wave is done with the previous block's LDS
-    // K: chunk u is key row j + u * rpp
-    b.emit("v_mov_b32", {v_t, v_koff});
-    for (int u = 0; u < g.nch; ++u) {
-      b.buffer_load(stage.sub(uint8_t(4 * u), 4), v_t, rs[1], 0, offen());
-      if (u + 1 < g.nch)
-        b.emit("v_add_u32", {v_t, s_kstep, v_t});
-    }
-    for (int u = 0; u < g.nch; ++u)
-      b.ds_write(v_klds, stage.sub(uint8_t(4 * u), 4), uint16_t(u * g.rpp * g.kp));
-    b.emit("v_mov_b32", {v_t, v_voff});
-    for (int u = 0; u < g.nch; ++u) {
-      b.buffer_load(stage.sub(uint8_t(4 * u), 4), v_t, rs[2], 0, offen());
-      if (u + 1 < g.nch)
-        b.emit("v_add_u32", {v_t, s_vstep, v_t});
-    }
-    for (int u = 0; u < g.nch; ++u)
-      for (int e = 0; e < 8; ++e) {
-        Reg data = stage.sub(uint8_t(4 * u + e / 2));
-        if (e % 2) {
-          b.emit("v_lshrrev_b32",
-                 {v_t2, 16, data}); // the high half (the emulator has no ds_write_b16_d16_hi)
-          data = v_t2;
-        }
-        Modifiers m;
-        const int off = u * g.rpp * 2 + e * g.vp;
-        if (off)
-          m.offset = off;
-        b.emit("ds_write_b16", {v_vlds, data}, m);
+    if (p.pingpong)
+      pp.load_next(rs[1], v_koff, s_kstep); // K of block j + 1, written to LDS after the S^T MFMAs
+    if (!p.pingpong) {
+      b.s_barrier(); // every wave is done with the previous block's LDS
+      // K: chunk u is key row j + u * rpp
+      b.emit("v_mov_b32", {v_t, v_koff});
+      for (int u = 0; u < g.nch; ++u) {
+        b.buffer_load(stage.sub(uint8_t(4 * u), 4), v_t, rs[1], 0, offen());
+        if (u + 1 < g.nch)
+          b.emit("v_add_u32", {v_t, s_kstep, v_t});
       }
-    b.s_barrier();
+      for (int u = 0; u < g.nch; ++u)
+        b.ds_write(v_klds, stage.sub(uint8_t(4 * u), 4), uint16_t(u * g.rpp * g.kp));
+      b.emit("v_mov_b32", {v_t, v_voff});
+      for (int u = 0; u < g.nch; ++u) {
+        b.buffer_load(stage.sub(uint8_t(4 * u), 4), v_t, rs[2], 0, offen());
+        if (u + 1 < g.nch)
+          b.emit("v_add_u32", {v_t, s_vstep, v_t});
+      }
+      for (int u = 0; u < g.nch; ++u)
+        for (int e = 0; e < 8; ++e) {
+          Reg data = stage.sub(uint8_t(4 * u + e / 2));
+          if (e % 2) {
+            b.emit("v_lshrrev_b32",
+                   {v_t2, 16, data}); // the high half (the emulator has no ds_write_b16_d16_hi)
+            data = v_t2;
+          }
+          Modifiers m;
+          const int off = u * g.rpp * 2 + e * g.vp;
+          if (off)
+            m.offset = off;
+          b.emit("ds_write_b16", {v_vlds, data}, m);
+        }
+      b.s_barrier();
+    }
 
     // S^T = K Q^T, one 32x32 tile per 32 keys
     const std::string mf = mfma_name();
@@ -370,6 +499,8 @@ struct Emitter {
     }
     if (p.mfma_prio)
       b.emit("s_setprio", {0});
+    if (p.pingpong)
+      pp.store_next_k();
     // mask keys at or past this lane's limit (ragged tail, causal), only where the block reaches it
     b.emit("s_add_u32", {s_t, s_j0, g.bn});
     b.emit("s_cmp_le_u32", {s_t, s_wlim});
@@ -410,11 +541,16 @@ struct Emitter {
     b.emit("v_mul_f32", {v_l, v_l, v_alpha});
     for (int r = 0; r < ns; ++r)
       b.emit("v_add_f32", {v_l, v_l, sacc.sub(uint8_t(r))});
-    for (int r = 0; r < nacc; ++r)
-      b.emit("v_mul_f32", {acc.sub(uint8_t(r)), v_alpha, acc.sub(uint8_t(r))});
+    if (p.o_agpr)
+      scale_agprs(acc, nacc, v_alpha, pk, g.regs * g.nt / 2);
+    else
+      for (int r = 0; r < nacc; ++r)
+        b.emit("v_mul_f32", {acc.sub(uint8_t(r)), v_alpha, acc.sub(uint8_t(r))});
     for (int w = 0; w < ns / 2; ++w)
       pack(pk.sub(uint8_t(w)), sacc.sub(uint8_t(2 * w)), sacc.sub(uint8_t(2 * w + 1)), p.p_rtz, v_t, v_t2,
            s_7fff, s_sel_hi, s_sel_lo);
+    if (p.pingpong)
+      pp.half(rs[2], v_voff, s_vstep); // the other group's half iteration; V of block j + 1 is loaded
     // O^T += V^T P^T
     if (p.mfma_prio)
       b.emit("s_setprio", {1});
@@ -432,6 +568,8 @@ struct Emitter {
     }
     if (p.mfma_prio)
       b.emit("s_setprio", {0});
+    if (p.pingpong)
+      pp.end_iteration();
     // next block
     for (auto [r, step] : {std::pair{rs[1], s_kbstep}, std::pair{rs[2], s_vbstep}}) {
       b.emit("s_add_u32", {r.sub(0), r.sub(0), step});
@@ -443,6 +581,8 @@ struct Emitter {
     b.emit("s_add_u32", {s_kb, s_kb, 1});
     b.emit("s_cmp_lt_u32", {s_kb, s_nkb});
     b.s_cbranch("scc1", loop);
+    if (p.pingpong)
+      pp.stagger(false); // the first group's extra barrier: every wave executes as many
     b.bind(done);
 
     // ---- epilogue: O / l, stored for the real queries; LSE from lanes 0..31
@@ -451,9 +591,19 @@ struct Emitter {
       across_groups("v_add_f32", lx);
     }
     b.emit("v_rcp_f32", {v_alpha, v_l});
-    for (int r = 0; r < nacc; ++r)
-      b.emit("v_mul_f32", {acc.sub(uint8_t(r)), v_alpha, acc.sub(uint8_t(r))});
+    if (!p.o_agpr)
+      for (int r = 0; r < nacc; ++r)
+        b.emit("v_mul_f32", {acc.sub(uint8_t(r)), v_alpha, acc.sub(uint8_t(r))});
     Reg v_ooff = v_limrel, out = b.alloc_v(2, "out");
+    Reg otmp = p.o_agpr ? b.alloc_v(4, "o_read") : Reg{};
+    auto ov = [&](int r) { // O register r times 1/l (AGPRs: read into a VGPR first)
+      if (!p.o_agpr)
+        return acc.sub(uint8_t(r));
+      Reg t = otmp.sub(uint8_t(r % 4));
+      b.emit("v_accvgpr_read_b32", {t, acc.sub(uint8_t(r))});
+      b.emit("v_mul_f32", {t, v_alpha, t});
+      return t;
+    };
     b.emit("v_mul_lo_u32", {v_ooff, v_q, s_oss});
     b.emit("v_lshlrev_b32", {v_t, 3, v_h});
     b.emit("v_add_u32", {v_ooff, v_ooff, v_t});
@@ -462,10 +612,9 @@ struct Emitter {
     for (int t = 0; t < g.ot; ++t)
       for (int q4 = 0; q4 < g.regs / 4; ++q4) {
         const int r0 = g.regs * t + 4 * q4;
-        pack(out.sub(0), acc.sub(uint8_t(r0)), acc.sub(uint8_t(r0 + 1)), false, v_t, v_t2, s_7fff, s_sel_hi,
-             s_sel_lo);
-        pack(out.sub(1), acc.sub(uint8_t(r0 + 2)), acc.sub(uint8_t(r0 + 3)), false, v_t, v_t2, s_7fff,
-             s_sel_hi, s_sel_lo);
+        const Reg o0 = ov(r0), o1 = ov(r0 + 1), o2 = ov(r0 + 2), o3 = ov(r0 + 3);
+        pack(out.sub(0), o0, o1, false, v_t, v_t2, s_7fff, s_sel_hi, s_sel_lo);
+        pack(out.sub(1), o2, o3, false, v_t, v_t2, s_7fff, s_sel_hi, s_sel_lo);
         b.buffer_store(out, v_ooff, rs[3], 0, offen(2 * (t * g.tile + acc_row(4 * q4))));
       }
     if (sig.lse) {
@@ -488,8 +637,17 @@ struct Emitter {
 
 int cdna_vgpr_estimate(const AttnSig& sig, const CdnaParams& p) {
   const Geometry g(sig, p);
-  return 1 + kFixedVgprs + (g.groups == 4) + 2 * g.kchunks * g.kregs + g.ot * g.regs + g.regs * g.nt * 3 / 2 +
-         g.pchunks * g.kregs + 4 * g.nch + 2;
+  return 1 + kFixedVgprs + (g.groups == 4) + 2 * g.kchunks * g.kregs + (p.o_agpr ? 4 : g.ot * g.regs) +
+         g.regs * g.nt * 3 / 2 + g.pchunks * g.kregs + 4 * g.nch + 2;
+}
+
+int cdna_agpr_estimate(const AttnSig& sig, const CdnaParams& p) {
+  const Geometry g(sig, p);
+  return p.o_agpr ? g.ot * g.regs : 0;
+}
+
+int cdna_lds_bytes(const AttnSig& sig, const CdnaParams& p) {
+  return Geometry(sig, p).lds;
 }
 
 cdna::Kernel emit_cdna_kernel(const std::string& isa, const AttnSig& sig, const CdnaParams& p) {

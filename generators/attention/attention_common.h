@@ -83,13 +83,20 @@ struct CdnaParams {
   int mfma_k = 8;         // 32x32x8, 16x16x16 (gfx942, gfx950); 32x32x16, 16x16x32 (gfx950)
   bool p_rtz = false;     // P f32 -> bf16 by truncation (toward zero) instead of round-to-nearest-even
   bool mfma_prio = false; // s_setprio 1 around the MFMA clusters (so a co-resident wave's softmax yields)
+  // Two wave groups half an iteration apart (one staggered s_barrier) over double-buffered K/V in LDS: while
+  // one group runs its MFMAs the other runs its softmax (8 waves: the two waves of each SIMD differ in
+  // group).
+  bool pingpong = false;
+  bool o_agpr = false; // O accumulators in AGPRs (MFMA C/D), rescaled through v_accvgpr_read/write
 };
 // "32x32x8" -> tile 32, k 8 (InputError for another name)
 void mfma_shape(const std::string& name, int& tile, int& k);
 CdnaParams cdna_params(const Params& params);
 // The rules of the space (cooperative K/V loads, VGPR budget); empty when valid, else the rule broken.
 std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaParams& p);
-int cdna_vgpr_estimate(const AttnSig& sig, const CdnaParams& p);
+int cdna_vgpr_estimate(const AttnSig& sig, const CdnaParams& p); // arch VGPRs
+int cdna_agpr_estimate(const AttnSig& sig, const CdnaParams& p); // AGPRs (O with o_regs=agpr, else 0)
+int cdna_lds_bytes(const AttnSig& sig, const CdnaParams& p);     // K and V buffers (two with pingpong)
 std::string cdna_kernel_name(const AttnSig& sig, const CdnaParams& p);
 cdna::Kernel emit_cdna_kernel(const std::string& isa, const AttnSig& sig, const CdnaParams& p);
 

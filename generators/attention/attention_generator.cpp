@@ -18,6 +18,7 @@ namespace {
 
 const std::vector<int> kWaves{1, 2, 4, 8}, kBlockN{32, 64};
 const std::vector<std::string> kMfma{"32x32x8", "32x32x16", "16x16x16", "16x16x32"}, kRound{"rtne", "rtz"};
+const std::vector<std::string> kORegs{"vgpr", "agpr"};
 
 std::string field(const Signature& sig, const char* name, const char* def) {
   auto it = sig.find(name);
@@ -158,6 +159,9 @@ CdnaParams cdna_params(const Params& params) {
   mfma_shape(param_str(params, "mfma"), p.tile, p.mfma_k);
   p.p_rtz = param_str(params, "p_round") == "rtz";
   p.mfma_prio = param_int(params, "mfma_prio") == 1;
+  // added after the first release: a point recorded without them is today's kernel
+  p.pingpong = params.count("pingpong") && param_int(params, "pingpong") == 1;
+  p.o_agpr = params.count("o_regs") && param_str(params, "o_regs") == "agpr";
   return p;
 }
 
@@ -165,7 +169,8 @@ std::string cdna_kernel_name(const AttnSig& sig, const CdnaParams& p) {
   return "attn_fwd_" + std::string(to_string(sig.dtype)) + "_d" + std::to_string(sig.head_dim) +
          (sig.causal ? "_causal" : "") + (sig.lse ? "_lse" : "") + "_w" + std::to_string(p.waves) + "_n" +
          std::to_string(p.block_n) + "_m" + std::to_string(p.tile) + "x" + std::to_string(p.mfma_k) +
-         (p.p_rtz ? "_rtz" : "_rtne") + (p.mfma_prio ? "_prio" : "");
+         (p.p_rtz ? "_rtz" : "_rtne") + (p.mfma_prio ? "_prio" : "") + (p.pingpong ? "_pp" : "") +
+         (p.o_agpr ? "_agpr" : "");
 }
 
 std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaParams& p) {
@@ -179,6 +184,17 @@ std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaP
            "threads";
   if (cdna_vgpr_estimate(sig, p) > 256)
     return "estimated VGPRs above 256";
+  if (p.pingpong && p.waves != 8)
+    return "pingpong=1 needs waves=8 (two groups of four: the two waves of each SIMD in different groups)";
+  if (const int lds = cdna_lds_bytes(sig, p), limit = isa == "gfx950" ? 160 * 1024 : 64 * 1024; lds > limit)
+    return "LDS " + std::to_string(lds) + " bytes (K and Vt buffers" + (p.pingpong ? ", two of each" : "") +
+           ") above the target's " + std::to_string(limit);
+  if (p.o_agpr) { // unified file: accum_offset = arch VGPRs rounded to 4, granule 8, 512 per SIMD lane
+    const int total = (cdna_vgpr_estimate(sig, p) + 3) / 4 * 4 + cdna_agpr_estimate(sig, p);
+    if ((total + 7) / 8 * 8 * ((p.waves + 3) / 4) > 512)
+      return "estimated VGPRs + AGPRs (" + std::to_string(total) + ") do not fit " + std::to_string(p.waves) +
+             " waves on the 4 SIMDs (512 per SIMD lane)";
+  }
   return {};
 }
 
@@ -260,7 +276,9 @@ public:
                               {"block_n", bn, true},
                               {"mfma", mfma, false},
                               {"p_round", round, false},
-                              {"mfma_prio", {Value::num(0), Value::num(1)}, false}};
+                              {"mfma_prio", {Value::num(0), Value::num(1)}, false},
+                              {"pingpong", {Value::num(0), Value::num(1)}, false},
+                              {"o_regs", {Value::str(kORegs[0]), Value::str(kORegs[1])}, false}};
     Constraint c = [isa, s](const Config& cfg) {
       CdnaParams p;
       p.waves = kWaves[cfg[0]];
@@ -268,6 +286,8 @@ public:
       mfma_shape(kMfma[cfg[2]], p.tile, p.mfma_k);
       p.p_rtz = cfg[3] == 1;
       p.mfma_prio = cfg[4] == 1;
+      p.pingpong = cfg[5] == 1;
+      p.o_agpr = cfg[6] == 1;
       return cdna_invalid(isa, s, p).empty();
     };
     return Space(std::move(ps), {c});
@@ -277,10 +297,14 @@ public:
     check_target(isa);
     if (is_ptx_isa(isa))
       return attention_ptx_backend(isa)->constraint_descriptions(isa);
-    return {"mfma=32x32x16 and 16x16x32 only on gfx950 (32x32x8 and 16x16x16 on both)",
-            "p_round=rtz only for dtype=bf16",
-            "block_n * head_dim / 8 is a multiple of 64 * waves (each thread loads whole 16-byte K/V chunks)",
-            "estimated VGPRs (Q and O fragments, S and P tiles, K/V fragments, staging) at most 256"};
+    return {
+        "mfma=32x32x16 and 16x16x32 only on gfx950 (32x32x8 and 16x16x16 on both)",
+        "p_round=rtz only for dtype=bf16",
+        "block_n * head_dim / 8 is a multiple of 64 * waves (each thread loads whole 16-byte K/V chunks)",
+        "estimated VGPRs (Q and O fragments, S and P tiles, K/V fragments, staging) at most 256",
+        "pingpong=1 only with waves=8",
+        "LDS (K and Vt buffers, doubled with pingpong=1) within the target's (64 KiB gfx942, 160 KiB gfx950)",
+        "o_regs=agpr: VGPRs rounded to 4 plus the O AGPRs, rounded to 8, times ceil(waves / 4) at most 512"};
   }
 
   Generated generate(const std::string& isa, const Signature& sig, const Params& params) const override {

@@ -14,6 +14,7 @@
 
 #include "attention_run.h"
 #include "emu_run.h"
+#include "isatune/cdna/printer.h"
 #include "isatune/error.h"
 #include "isatune/toolchain/llvm_mc.h"
 
@@ -49,7 +50,7 @@ void sweep(const std::string& isa, int default_points) {
   auto dev = emu::make_emu_device({.target = isa, .threads = 1});
   std::mt19937_64 rng(0xa77e + uint64_t(isa.back()));
   double worst_o[2] = {}, worst_lse = 0;
-  int failures = 0, causal = 0, gqa = 0;
+  int failures = 0, causal = 0, gqa = 0, pingpong = 0, agpr = 0;
   std::map<std::string, int> shapes; // points per MFMA shape
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < points; ++i) {
@@ -60,6 +61,8 @@ void sweep(const std::string& isa, int default_points) {
     const gen::Params params = gen::params_of(space, space.valid_config(rng() % space.size()));
     const bool is_causal = full.at("mask") == "causal";
     ++shapes[gen::param_str(params, "mfma")];
+    pingpong += gen::param_int(params, "pingpong") == 1;
+    agpr += gen::param_str(params, "o_regs") == "agpr";
     const int64_t hkv = 1 + int64_t(rng() % 3), group = 1 + int64_t(rng() % 3);
     const int64_t sq = 1 + int64_t(rng() % (i % 5 == 0 ? 8 : 96));
     const int64_t sk = is_causal ? sq + int64_t(rng() % 40) : 1 + int64_t(rng() % (i % 7 == 0 ? 5 : 130));
@@ -71,6 +74,11 @@ void sweep(const std::string& isa, int default_points) {
     const double scale = (0.5 + double(rng() % 1000) / 666.0) / std::sqrt(d);
     SCOPED_TRACE(isa + " " + gen::format(full) + " " + gen::format(params) + " " + gen::format(prob));
     const gen::Generated gd = attn().generate(isa, full, params);
+    { // the space's register rule holds for the kernel as built: a workgroup's waves fit the unified file
+      const uint32_t waves = uint32_t(gen::param_int(params, "waves"));
+      EXPECT_LE(gd.cdna->arch_vgprs, 256u);
+      EXPECT_LE((gd.cdna->vgpr_total() + 7) / 8 * 8 * ((waves + 3) / 4), 512u) << gd.cdna->vgpr_total();
+    }
     const AttnOutcome r =
         run_attention(*dev, gen_test::assemble(isa, gd), full, params, prob, 77 + uint64_t(i), scale);
     const bool bf16 = full.at("dtype") == "bf16";
@@ -93,11 +101,14 @@ void sweep(const std::string& isa, int default_points) {
   for (const auto& [k, n] : shapes)
     per_shape += " " + k + ":" + std::to_string(n);
   std::printf(
-      "[attention sweep %s] %d points (%d causal, %d GQA/MQA; mfma%s), max o error f16 %.3g bf16 %.3g, "
-      "max lse error %.3g, %.1f s\n",
-      isa.c_str(), points, causal, gqa, per_shape.c_str(), worst_o[0], worst_o[1], worst_lse, secs);
-  if (points >= 40) { // every shape of the target is exercised
+      "[attention sweep %s] %d points (%d causal, %d GQA/MQA, %d pingpong, %d O in AGPRs; mfma%s), max o "
+      "error f16 %.3g bf16 %.3g, max lse error %.3g, %.1f s\n",
+      isa.c_str(), points, causal, gqa, pingpong, agpr, per_shape.c_str(), worst_o[0], worst_o[1], worst_lse,
+      secs);
+  if (points >= 40) { // every shape of the target is exercised, and both schedules and O register files
     EXPECT_EQ(shapes.size(), isa == "gfx950" ? 4u : 2u);
+    EXPECT_GT(pingpong, 0);
+    EXPECT_GT(agpr, 0);
   }
 }
 
@@ -178,4 +189,62 @@ TEST(AttentionSweep, Gfx942) {
 }
 TEST(AttentionSweep, Gfx950) {
   sweep("gfx950", 100);
+}
+
+namespace {
+
+gen::Params pingpong_params(const gen::Signature& sig, const std::string& isa, const std::string& extra) {
+  return gen::parse_params(attn().space(isa, sig), std::vector<std::string>{"waves=8,pingpong=1" + extra});
+}
+
+} // namespace
+
+// pingpong=1 on 8 waves with a ragged causal problem (Sk - Sq not a block multiple, the last block partial),
+// with O in VGPRs and in AGPRs, in the timed wave order and in both schedule-check orders (each wave to its
+// next barrier, by index and reversed): a write of one group racing a read of the other between two barriers
+// would give a different result in one of them.
+TEST(AttentionPingPong, RaggedCausalEightWaves) {
+  if (!toolchain::llvm_supports("gfx942"))
+    GTEST_SKIP() << "this LLVM cannot assemble gfx942";
+  const gen::Signature sig = sig_of("mask=causal,head_dim=64,layout=bhsd");
+  const gen::Problem prob{{"B", 1}, {"Hq", 2}, {"Hkv", 1}, {"Sq", 45}, {"Sk", 203}};
+  for (const char* regs : {"", ",o_regs=agpr"}) {
+    const gen::Params params = pingpong_params(sig, "gfx942", std::string(",block_n=64") + regs);
+    const gen::Generated gd = attn().generate("gfx942", sig, params);
+    EXPECT_NE(gd.text.find("pp_stagger_start"), std::string::npos);
+    EXPECT_EQ(gd.cdna->lds_bytes, 2u * (64 * (64 * 2 + 16) + 64 * (64 * 2 + 16))); // two K and two Vt
+    EXPECT_EQ(gd.cdna->agprs, *regs ? 32u : 0u);                                   // O: 64 x 32 / 64
+    const CodeObject code = gen_test::assemble("gfx942", gd);
+    for (auto order : {emu::WaveOrder::timed, emu::WaveOrder::index, emu::WaveOrder::reverse}) {
+      SCOPED_TRACE(std::string(regs) + " order " + std::to_string(int(order)));
+      auto dev = emu::make_emu_device({.target = "gfx942", .threads = 1, .wave_order = order});
+      const AttnOutcome r = run_attention(*dev, code, sig, params, prob, 21, 0.11);
+      EXPECT_LE(r.o_error, 2e-2) << r.where;
+      EXPECT_LE(r.lse_error, 1e-3);
+      EXPECT_TRUE(r.reports.empty()) << (r.reports.empty() ? "" : r.reports[0]);
+    }
+  }
+}
+
+// A mutant without the first group's closing barrier: its waves end one s_barrier short, so the second
+// group's last barrier is released without them, which the emulator reports (barrier_count).
+TEST(AttentionPingPong, UnmatchedBarrierIsReported) {
+  if (!toolchain::llvm_supports("gfx942"))
+    GTEST_SKIP() << "this LLVM cannot assemble gfx942";
+  const gen::Signature sig = sig_of("head_dim=64");
+  const gen::Params params = pingpong_params(sig, "gfx942", ",block_n=64");
+  gen::Generated gd = attn().generate("gfx942", sig, params);
+  auto& body = gd.cdna->body;
+  auto last = body.end();
+  for (auto it = body.begin(); it != body.end(); ++it)
+    if (const auto* in = std::get_if<cdna::Instruction>(&*it); in && in->mnemonic() == "s_barrier")
+      last = it;
+  ASSERT_NE(last, body.end());
+  body.erase(last);
+  gd.text = cdna::print(*gd.cdna);
+  auto dev = emu::make_emu_device({.target = "gfx942", .threads = 1});
+  const gen::Problem prob{{"B", 1}, {"Hq", 1}, {"Sq", 40}, {"Sk", 150}};
+  const AttnOutcome r = run_attention(*dev, gen_test::assemble("gfx942", gd), sig, params, prob, 3, 0.12);
+  ASSERT_EQ(r.reports.size(), 1u);
+  EXPECT_NE(r.reports[0].find("barrier_count"), std::string::npos) << r.reports[0];
 }

@@ -28,6 +28,9 @@ enum class HazardKind : uint8_t {
                     // copy, wgmma) with no fence.proxy.async between
   mbarrier,         // mbarrier misuse: arrive-count or transaction-count overflow, use before init
   register_budget,  // setmaxnreg asking for more registers than the CTA has, or a count the ISA forbids
+  // CDNA emulator:
+  barrier_count,    // a barrier released while a wave of the workgroup has ended after fewer s_barrier: the
+                    // hardware releases it without that wave, so the waves' barriers no longer pair up
 };
 
 std::string_view to_string(HazardKind kind);
