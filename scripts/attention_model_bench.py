@@ -6,6 +6,7 @@ wave clocks / SIMDs), every wave as long as the emulated one (non-causal: all wo
 emulating the whole grid takes too long on a CPU (docs/performance.md, "Attention").
 
   scripts/attention_model_bench.py build/tools/isatune
+  scripts/attention_model_bench.py build/tools/isatune gfx942:waves=4,block_n=64,mfma=32x32x8,lds_dma=kv  # these points
 """
 import json, math, subprocess, sys
 
@@ -20,6 +21,8 @@ points = [("gfx942", "waves=4,block_n=32,mfma=32x32x8,p_round=rtne"),
           ("gfx950", "waves=4,block_n=64,mfma=32x32x16,p_round=rtne"),
           ("gfx950", "waves=8,block_n=64,mfma=32x32x16,p_round=rtne"),
           ("gfx950", "waves=8,block_n=64,mfma=16x16x32,p_round=rtne")]
+if len(sys.argv) > 2:
+    points = [tuple(a.split(":", 1)) for a in sys.argv[2:]]
 print("| target | params | one workgroup (emulated ms) | VGPRs | LDS B | waves/SIMD | workgroups | modelled ms "
       "| modelled TFLOP/s |")
 print("|---|---|---|---|---|---|---|---|---|")

@@ -83,6 +83,8 @@ struct CdnaParams {
   int mfma_k = 8;         // 32x32x8, 16x16x16 (gfx942, gfx950); 32x32x16, 16x16x32 (gfx950)
   bool p_rtz = false;     // P f32 -> bf16 by truncation (toward zero) instead of round-to-nearest-even
   bool mfma_prio = false; // s_setprio 1 around the MFMA clusters (so a co-resident wave's softmax yields)
+  bool dma_k = false; // lds_dma: K (dma_k) and/or V (dma_v) loaded straight into LDS (buffer_load ... lds)
+  bool dma_v = false; // instead of buffer_load into VGPRs + ds_write; V then row-major in LDS
 };
 // "32x32x8" -> tile 32, k 8 (InputError for another name)
 void mfma_shape(const std::string& name, int& tile, int& k);
@@ -90,6 +92,7 @@ CdnaParams cdna_params(const Params& params);
 // The rules of the space (cooperative K/V loads, VGPR budget); empty when valid, else the rule broken.
 std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaParams& p);
 int cdna_vgpr_estimate(const AttnSig& sig, const CdnaParams& p);
+int cdna_lds_bytes(const AttnSig& sig, const CdnaParams& p); // the K and V tiles
 std::string cdna_kernel_name(const AttnSig& sig, const CdnaParams& p);
 cdna::Kernel emit_cdna_kernel(const std::string& isa, const AttnSig& sig, const CdnaParams& p);
 

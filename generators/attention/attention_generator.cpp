@@ -18,6 +18,7 @@ namespace {
 
 const std::vector<int> kWaves{1, 2, 4, 8}, kBlockN{32, 64};
 const std::vector<std::string> kMfma{"32x32x8", "32x32x16", "16x16x16", "16x16x32"}, kRound{"rtne", "rtz"};
+const std::vector<std::string> kLdsDma{"none", "k", "v", "kv"}; // tensors loaded straight into LDS
 
 std::string field(const Signature& sig, const char* name, const char* def) {
   auto it = sig.find(name);
@@ -158,6 +159,13 @@ CdnaParams cdna_params(const Params& params) {
   mfma_shape(param_str(params, "mfma"), p.tile, p.mfma_k);
   p.p_rtz = param_str(params, "p_round") == "rtz";
   p.mfma_prio = param_int(params, "mfma_prio") == 1;
+  if (auto it = params.find("lds_dma"); it != params.end()) { // absent in records made before it existed
+    const std::string v = it->second.str();
+    if (std::find(kLdsDma.begin(), kLdsDma.end(), v) == kLdsDma.end())
+      throw InputError("attention: lds_dma=" + v + " is not one of none, k, v, kv");
+    p.dma_k = v == "k" || v == "kv";
+    p.dma_v = v == "v" || v == "kv";
+  }
   return p;
 }
 
@@ -165,7 +173,8 @@ std::string cdna_kernel_name(const AttnSig& sig, const CdnaParams& p) {
   return "attn_fwd_" + std::string(to_string(sig.dtype)) + "_d" + std::to_string(sig.head_dim) +
          (sig.causal ? "_causal" : "") + (sig.lse ? "_lse" : "") + "_w" + std::to_string(p.waves) + "_n" +
          std::to_string(p.block_n) + "_m" + std::to_string(p.tile) + "x" + std::to_string(p.mfma_k) +
-         (p.p_rtz ? "_rtz" : "_rtne") + (p.mfma_prio ? "_prio" : "");
+         (p.p_rtz ? "_rtz" : "_rtne") + (p.mfma_prio ? "_prio" : "") + (p.dma_k ? "_dmak" : "") +
+         (p.dma_v ? "_dmav" : "");
 }
 
 std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaParams& p) {
@@ -179,6 +188,16 @@ std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaP
            "threads";
   if (cdna_vgpr_estimate(sig, p) > 256)
     return "estimated VGPRs above 256";
+  if (p.dma_k || p.dma_v) {
+    // buffer_load_dword ... lds writes 64 lanes x 4 bytes per instruction (gfx942), buffer_load_dwordx4 ...
+    // lds 64 x 16 (gfx950): each wave loads whole instructions' worth of a block's K/V
+    const int bytes = isa == "gfx950" ? 1024 : 256;
+    if ((p.block_n * sig.head_dim * 2) % (bytes * p.waves) != 0)
+      return "lds_dma: block_n * head_dim * 2 bytes must be a multiple of waves * " + std::to_string(bytes) +
+             " (whole LDS-DMA instructions per wave)";
+    if (cdna_lds_bytes(sig, p) > 65536)
+      return "lds_dma: the K and V tiles exceed the 64 KiB of LDS";
+  }
   return {};
 }
 
@@ -256,11 +275,15 @@ public:
       mfma.push_back(Value::str(x));
     for (const auto& x : kRound)
       round.push_back(Value::str(x));
+    std::vector<Value> lds_dma;
+    for (const auto& x : kLdsDma)
+      lds_dma.push_back(Value::str(x));
     std::vector<Parameter> ps{{"waves", waves, true},
                               {"block_n", bn, true},
                               {"mfma", mfma, false},
                               {"p_round", round, false},
-                              {"mfma_prio", {Value::num(0), Value::num(1)}, false}};
+                              {"mfma_prio", {Value::num(0), Value::num(1)}, false},
+                              {"lds_dma", lds_dma, false}};
     Constraint c = [isa, s](const Config& cfg) {
       CdnaParams p;
       p.waves = kWaves[cfg[0]];
@@ -268,6 +291,8 @@ public:
       mfma_shape(kMfma[cfg[2]], p.tile, p.mfma_k);
       p.p_rtz = cfg[3] == 1;
       p.mfma_prio = cfg[4] == 1;
+      p.dma_k = cfg[5] == 1 || cfg[5] == 3;
+      p.dma_v = cfg[5] == 2 || cfg[5] == 3;
       return cdna_invalid(isa, s, p).empty();
     };
     return Space(std::move(ps), {c});
@@ -280,7 +305,10 @@ public:
     return {"mfma=32x32x16 and 16x16x32 only on gfx950 (32x32x8 and 16x16x16 on both)",
             "p_round=rtz only for dtype=bf16",
             "block_n * head_dim / 8 is a multiple of 64 * waves (each thread loads whole 16-byte K/V chunks)",
-            "estimated VGPRs (Q and O fragments, S and P tiles, K/V fragments, staging) at most 256"};
+            "estimated VGPRs (Q and O fragments, S and P tiles, K/V fragments, staging) at most 256",
+            "lds_dma (K and/or V loaded straight into LDS): each wave issues whole LDS-DMA instructions "
+            "(block_n * head_dim * 2 a multiple of waves * 256 bytes on gfx942, * 1024 on gfx950) and the "
+            "tiles fit the 64 KiB of LDS"};
   }
 
   Generated generate(const std::string& isa, const Signature& sig, const Params& params) const override {
