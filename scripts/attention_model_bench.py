@@ -7,6 +7,7 @@ emulating the whole grid takes too long on a CPU (docs/performance.md, "Attentio
 
   scripts/attention_model_bench.py build/tools/isatune
   scripts/attention_model_bench.py build/tools/isatune gfx942:waves=8,block_n=32,pingpong=1   (chosen points)
+  scripts/attention_model_bench.py build/tools/isatune gfx942:waves=4,block_n=64,mfma=32x32x8,lds_dma=kv  # these points
 """
 import json, math, subprocess, sys
 

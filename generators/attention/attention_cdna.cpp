@@ -48,6 +48,8 @@ struct Geometry {
   // a chunk and, in an accumulator, rows 4G * (r / 4) + 4 hg + r % 4 of register r.
   int d, bn, kdim, tile, groups, regs, e, nt, kchunks, kregs, ot, pchunks, threads, nch, rpp, kp, vp,
       ks_bytes, lds, buf;
+  // lds_dma: dk / dv load K / V straight into LDS, row-major with pitch 2 d
+  bool dk, dv;
   Geometry(const AttnSig& sig, const CdnaParams& p) {
     d = sig.head_dim, bn = p.block_n, kdim = p.mfma_k, tile = p.tile;
     groups = 64 / tile, regs = tile * tile / 64, e = kdim / groups;
@@ -56,8 +58,13 @@ struct Geometry {
     nch = bn * d / 8 / threads;        // 16-byte chunks of K (and of V) per thread and block
     rpp = threads / (d / 8);           // key rows one pass of the workgroup loads
     kp = d * 2 + 16, vp = bn * 2 + 16; // LDS row pitches (16-byte aligned, off the bank period)
+    dk = p.dma_k, dv = p.dma_v;
+    if (dk)
+      kp = d * 2;
     ks_bytes = bn * kp;
     lds = ks_bytes + d * vp;
+    if (dv)
+      lds = ks_bytes + bn * d * 2;
     buf = lds; // one K + Vt buffer; pingpong keeps two (block j is read while block j + 1 is written)
     if (p.pingpong)
       lds *= 2;
@@ -219,6 +226,90 @@ struct Emitter {
       b.emit("v_mul_f32", {t, alpha, t});
       b.emit("v_accvgpr_write_b32", {acc.sub(uint8_t(r)), t});
     }
+  }
+  // ---- lds_dma (docs/attention.md, "Direct-to-LDS K/V"): K and/or V go from memory straight into LDS with
+  // buffer_load_dword ... lds (gfx942: 4 bytes per lane) or buffer_load_dwordx4 ... lds (gfx950: 16), one
+  // instruction filling dma_bytes() contiguous LDS bytes at M0 + lane * size. The tile is row-major with
+  // pitch 2 d bytes (no padding: an instruction's bytes are contiguous); instruction u of wave w fills
+  // segment u * waves + w, so its lane l reads row (u * waves + w) * rows + l * size / (2 d) at byte
+  // (l * size) % (2 d) of the row (rows = dma_bytes / (2 d)): whole rows, contiguous in memory.
+  int dma_bytes() const { return b.gfx() == Gfx::gfx950 ? 1024 : 256; }
+  struct DmaStream {
+    Reg voff, s_m0, s_step; // the lane's first memory offset, the wave's first M0, the offset step
+  };
+  DmaStream dma_setup(Reg tid, Reg s_wave, Reg s_stride, int lds_base, Reg v_t, Reg v_t2) {
+    const int seg = dma_bytes(), rows = seg / (2 * g.d);
+    DmaStream d{b.alloc_v(1, "dma_off"), b.alloc_s(1, "dma_m0"), b.alloc_s(1, "dma_step")};
+    b.emit("v_and_b32", {v_t, 63, tid});
+    b.emit("v_lshlrev_b32", {v_t, log2i(seg / 64), v_t}); // the lane's byte in the segment
+    b.emit("v_lshrrev_b32", {v_t2, log2i(2 * g.d), v_t}); // its row
+    b.emit("v_and_b32", {v_t, 2 * g.d - 1, v_t});         // its byte in the row
+    b.emit("s_mul_i32", {d.s_m0, s_wave, rows});          // the wave's first row
+    b.emit("v_add_u32", {v_t2, d.s_m0, v_t2});
+    b.emit("v_mul_lo_u32", {d.voff, v_t2, s_stride});
+    b.emit("v_add_u32", {d.voff, d.voff, v_t});
+    b.emit("s_mul_i32", {d.s_m0, s_wave, seg});
+    if (lds_base)
+      b.emit("s_add_u32", {d.s_m0, d.s_m0, lds_base});
+    b.emit("s_mul_i32", {d.s_step, s_stride, rows * p.waves});
+    return d;
+  }
+  // One block of a tensor into LDS (the resource already points at the block's first row).
+  void dma_load(const DmaStream& d, Reg rs, Reg v_t) {
+    const int seg = dma_bytes(), n = g.bn * g.d * 2 / (seg * p.waves);
+    const char* op = seg == 1024 ? "buffer_load_dwordx4_lds" : "buffer_load_dword_lds";
+    b.s_mov(m0(), d.s_m0);
+    b.emit("v_mov_b32", {v_t, d.voff});
+    for (int u = 0; u < n; ++u) {
+      b.emit(op, {v_t, rs, 0}, offen());
+      if (u + 1 < n) {
+        b.emit("s_add_u32", {m0(), m0(), seg * p.waves});
+        b.emit("v_add_u32", {v_t, d.s_step, v_t});
+      }
+    }
+  }
+  // O^T += V^T P^T with V row-major in LDS (lds_dma v, kv): a dword holds dims 2 dp and 2 dp + 1 of one
+  // key, so the O^T tiles go in pairs: row i of tile 2u is dim 2 (u T + i), of tile 2u + 1 dim 2 (u T + i) +
+  // 1. Lane (i, hg) reads, for each quad of keys k..k+3 of its P^T fragment, the four dwords (key k + x, dim
+  // pair u T + i) and v_perm_b32 splits them into the even tile's A registers (keys k, k+1 | k+2, k+3 of dim
+  // 2 dp) and the odd tile's (dim 2 dp + 1). v_vsrd = V base + 4 i + 4 hg rows.
+  void pv_paired(const std::string& mf, Reg acc, Reg pk, Reg vf, Reg vf_odd, Reg v_vsrd, Reg v_t,
+                 Reg s_sel_lo, Reg s_sel_hi) {
+    for (int u = 0; u < g.ot / 2; ++u) {
+      for (int c = 0; c < g.pchunks; ++c)
+        for (int q = 0; q < g.e / 4; ++q) {
+          const int f = c * g.e + 4 * q, key = (f / g.regs) * g.tile + acc_row(f % g.regs);
+          for (int x = 0; x < 4; ++x)
+            b.ds_read((x % 2 ? vf_odd : vf).sub(uint8_t(c * g.kregs + 2 * q + x / 2)), v_vsrd,
+                      uint16_t(u * g.tile * 4 + (key + x) * 2 * g.d));
+        }
+      for (int r = 0; r < g.pchunks * g.kregs; ++r) {
+        Reg ev = vf.sub(uint8_t(r)), od = vf_odd.sub(uint8_t(r));
+        b.emit("v_perm_b32", {v_t, od, ev, s_sel_lo}); // lo halves: dim 2 dp of keys k, k + 1
+        b.emit("v_perm_b32", {od, od, ev, s_sel_hi});  // hi halves: dim 2 dp + 1
+        b.emit("v_mov_b32", {ev, v_t});
+      }
+      for (int par = 0; par < 2; ++par) {
+        Reg ot = acc.sub(uint8_t(g.regs * (2 * u + par)), uint8_t(g.regs));
+        for (int c = 0; c < g.pchunks; ++c)
+          b.mfma(mf, ot, (par ? vf_odd : vf).sub(uint8_t(c * g.kregs), uint8_t(g.kregs)),
+                 pk.sub(uint8_t(c * g.kregs), uint8_t(g.kregs)), ot);
+      }
+    }
+  }
+  // The O store with paired tiles: register r of tiles 2u and 2u + 1 hold dims 2 (u T + row) and + 1, so
+  // four rows of a pair are 8 consecutive dims, one 16-byte store (v_ooff = query row + 16 hg bytes).
+  void store_o_paired(Reg acc, Reg out4, Reg v_ooff, Reg rs_o, Reg v_t, Reg v_t2, Reg s_7fff, Reg s_sel_hi,
+                      Reg s_sel_lo) {
+    for (int u = 0; u < g.ot / 2; ++u)
+      for (int q4 = 0; q4 < g.regs / 4; ++q4) {
+        for (int x = 0; x < 4; ++x) {
+          const int r = g.regs * 2 * u + 4 * q4 + x;
+          pack(out4.sub(uint8_t(x)), acc.sub(uint8_t(r)), acc.sub(uint8_t(r + g.regs)), false, v_t, v_t2,
+               s_7fff, s_sel_hi, s_sel_lo);
+        }
+        b.buffer_store(out4, v_ooff, rs_o, 0, offen(4 * (u * g.tile + acc_row(4 * q4))));
+      }
   }
 
   Kernel run() {
@@ -405,6 +496,16 @@ struct Emitter {
     b.emit("v_lshlrev_b32", {v_t, 3, v_h});
     b.emit("v_add_u32", {v_vsrd, v_vsrd, v_t});
     b.emit("v_add_u32", {v_vsrd, g.ks_bytes, v_vsrd});
+    DmaStream dma_k, dma_v;
+    if (g.dk)
+      dma_k = dma_setup(tid, s_wave, s_kss, 0, v_t, v_t2);
+    if (g.dv) { // V row-major: lane (i, hg) reads dim pair i of keys 4 hg + ...
+      dma_v = dma_setup(tid, s_wave, s_vss, g.ks_bytes, v_t, v_t2);
+      b.emit("v_lshlrev_b32", {v_vsrd, 2, v_i});
+      b.emit("v_lshlrev_b32", {v_t, log2i(8 * g.d), v_h});
+      b.emit("v_add_u32", {v_vsrd, v_vsrd, v_t});
+      b.emit("v_add_u32", {v_vsrd, g.ks_bytes, v_vsrd});
+    }
 
     // ---- state
     const int nacc = g.ot * g.regs;
@@ -413,7 +514,8 @@ struct Emitter {
     Reg pk = b.alloc_v(uint8_t(g.regs * g.nt / 2), "p");
     Reg kf = b.alloc_v(uint8_t(g.kchunks * g.kregs), "kf");
     Reg vf = b.alloc_v(uint8_t(g.pchunks * g.kregs), "vf");
-    Reg stage = b.alloc_v(uint8_t(4 * g.nch), "stage");
+    Reg vf_odd = g.dv ? b.alloc_v(uint8_t(g.pchunks * g.kregs), "vf_odd") : Reg{};
+    Reg stage = g.dk && g.dv ? Reg{} : b.alloc_v(uint8_t(4 * g.nch), "stage");
     Reg v_m = b.alloc_v(1, "m"), v_l = b.alloc_v(1, "l"), v_mx = b.alloc_v(1, "mx"),
         v_alpha = b.alloc_v(1, "alpha");
     Reg v_nm = b.alloc_v(1, "-m"), v_limrel = b.alloc_v(1, "limrel");
@@ -448,6 +550,9 @@ struct Emitter {
     if (!p.pingpong) {
       b.s_barrier(); // every wave is done with the previous block's LDS
       // K: chunk u is key row j + u * rpp
+      if (g.dk) {
+        dma_load(dma_k, rs[1], v_t);
+      } else {
       b.emit("v_mov_b32", {v_t, v_koff});
       for (int u = 0; u < g.nch; ++u) {
         b.buffer_load(stage.sub(uint8_t(4 * u), 4), v_t, rs[1], 0, offen());
@@ -456,6 +561,10 @@ struct Emitter {
       }
       for (int u = 0; u < g.nch; ++u)
         b.ds_write(v_klds, stage.sub(uint8_t(4 * u), 4), uint16_t(u * g.rpp * g.kp));
+      }
+      if (g.dv) {
+        dma_load(dma_v, rs[2], v_t);
+      } else {
       b.emit("v_mov_b32", {v_t, v_voff});
       for (int u = 0; u < g.nch; ++u) {
         b.buffer_load(stage.sub(uint8_t(4 * u), 4), v_t, rs[2], 0, offen());
@@ -476,7 +585,8 @@ struct Emitter {
             m.offset = off;
           b.emit("ds_write_b16", {v_vlds, data}, m);
         }
-      b.s_barrier();
+      }
+      b.s_barrier(); // (lds_dma: insert_waits puts the vmcnt wait for the LDS-DMA loads before it)
     }
 
     // S^T = K Q^T, one 32x32 tile per 32 keys
@@ -554,17 +664,21 @@ struct Emitter {
     // O^T += V^T P^T
     if (p.mfma_prio)
       b.emit("s_setprio", {1});
-    for (int t = 0; t < g.ot; ++t) {
-      // chunk c's k slots are P registers [c e, c e + e) = S registers whose keys the quads give
-      for (int c = 0; c < g.pchunks; ++c)
-        for (int q = 0; q < g.e / 4; ++q) {
-          const int f = c * g.e + 4 * q, key = (f / g.regs) * g.tile + acc_row(f % g.regs);
-          b.ds_read(vf.sub(uint8_t(c * g.kregs + 2 * q), 2), v_vsrd, uint16_t(t * g.tile * g.vp + key * 2));
-        }
-      Reg ot = acc.sub(uint8_t(g.regs * t), uint8_t(g.regs));
-      for (int c = 0; c < g.pchunks; ++c)
-        b.mfma(mf, ot, vf.sub(uint8_t(c * g.kregs), uint8_t(g.kregs)),
-               pk.sub(uint8_t(c * g.kregs), uint8_t(g.kregs)), ot);
+    if (g.dv) {
+      pv_paired(mf, acc, pk, vf, vf_odd, v_vsrd, v_t, s_sel_lo, s_sel_hi);
+    } else {
+      for (int t = 0; t < g.ot; ++t) {
+        // chunk c's k slots are P registers [c e, c e + e) = S registers whose keys the quads give
+        for (int c = 0; c < g.pchunks; ++c)
+          for (int q = 0; q < g.e / 4; ++q) {
+            const int f = c * g.e + 4 * q, key = (f / g.regs) * g.tile + acc_row(f % g.regs);
+            b.ds_read(vf.sub(uint8_t(c * g.kregs + 2 * q), 2), v_vsrd, uint16_t(t * g.tile * g.vp + key * 2));
+          }
+        Reg ot = acc.sub(uint8_t(g.regs * t), uint8_t(g.regs));
+        for (int c = 0; c < g.pchunks; ++c)
+          b.mfma(mf, ot, vf.sub(uint8_t(c * g.kregs), uint8_t(g.kregs)),
+                 pk.sub(uint8_t(c * g.kregs), uint8_t(g.kregs)), ot);
+      }
     }
     if (p.mfma_prio)
       b.emit("s_setprio", {0});
@@ -594,7 +708,7 @@ struct Emitter {
     if (!p.o_agpr)
       for (int r = 0; r < nacc; ++r)
         b.emit("v_mul_f32", {acc.sub(uint8_t(r)), v_alpha, acc.sub(uint8_t(r))});
-    Reg v_ooff = v_limrel, out = b.alloc_v(2, "out");
+    Reg v_ooff = v_limrel, out = b.alloc_v(g.dv ? 4 : 2, "out");
     Reg otmp = p.o_agpr ? b.alloc_v(4, "o_read") : Reg{};
     auto ov = [&](int r) { // O register r times 1/l (AGPRs: read into a VGPR first)
       if (!p.o_agpr)
@@ -605,18 +719,22 @@ struct Emitter {
       return t;
     };
     b.emit("v_mul_lo_u32", {v_ooff, v_q, s_oss});
-    b.emit("v_lshlrev_b32", {v_t, 3, v_h});
+    b.emit("v_lshlrev_b32", {v_t, g.dv ? 4 : 3, v_h}); // lds_dma v: paired tiles, 8 dims per lane group
     b.emit("v_add_u32", {v_ooff, v_ooff, v_t});
     b.emit("v_cmp_gt_u32", {vcc(), s_sq, v_q});
     b.s_and_saveexec_b64(s_save, vcc());
-    for (int t = 0; t < g.ot; ++t)
-      for (int q4 = 0; q4 < g.regs / 4; ++q4) {
-        const int r0 = g.regs * t + 4 * q4;
-        const Reg o0 = ov(r0), o1 = ov(r0 + 1), o2 = ov(r0 + 2), o3 = ov(r0 + 3);
-        pack(out.sub(0), o0, o1, false, v_t, v_t2, s_7fff, s_sel_hi, s_sel_lo);
-        pack(out.sub(1), o2, o3, false, v_t, v_t2, s_7fff, s_sel_hi, s_sel_lo);
-        b.buffer_store(out, v_ooff, rs[3], 0, offen(2 * (t * g.tile + acc_row(4 * q4))));
-      }
+    if (g.dv) { // O in VGPRs: lds_dma needs o_regs=vgpr (a space rule)
+      store_o_paired(acc, out, v_ooff, rs[3], v_t, v_t2, s_7fff, s_sel_hi, s_sel_lo);
+    } else {
+      for (int t = 0; t < g.ot; ++t)
+        for (int q4 = 0; q4 < g.regs / 4; ++q4) {
+          const int r0 = g.regs * t + 4 * q4;
+          const Reg o0 = ov(r0), o1 = ov(r0 + 1), o2 = ov(r0 + 2), o3 = ov(r0 + 3);
+          pack(out.sub(0), o0, o1, false, v_t, v_t2, s_7fff, s_sel_hi, s_sel_lo);
+          pack(out.sub(1), o2, o3, false, v_t, v_t2, s_7fff, s_sel_hi, s_sel_lo);
+          b.buffer_store(out, v_ooff, rs[3], 0, offen(2 * (t * g.tile + acc_row(4 * q4))));
+        }
+    }
     if (sig.lse) {
       b.emit("v_cmp_eq_u32", {vcc(), 0, v_h});
       b.s_and_saveexec_b64(s_save, vcc());
@@ -637,8 +755,9 @@ struct Emitter {
 
 int cdna_vgpr_estimate(const AttnSig& sig, const CdnaParams& p) {
   const Geometry g(sig, p);
+  const int dma = g.dk + g.dv + (g.dv ? g.pchunks * g.kregs + 2 : 0) - (g.dk && g.dv ? 4 * g.nch : 0);
   return 1 + kFixedVgprs + (g.groups == 4) + 2 * g.kchunks * g.kregs + (p.o_agpr ? 4 : g.ot * g.regs) +
-         g.regs * g.nt * 3 / 2 + g.pchunks * g.kregs + 4 * g.nch + 2;
+         g.regs * g.nt * 3 / 2 + g.pchunks * g.kregs + 4 * g.nch + 2 + dma; // dma: lds_dma's offsets, odd-tile V fragments, staging
 }
 
 int cdna_agpr_estimate(const AttnSig& sig, const CdnaParams& p) {
@@ -651,6 +770,8 @@ int cdna_lds_bytes(const AttnSig& sig, const CdnaParams& p) {
 }
 
 cdna::Kernel emit_cdna_kernel(const std::string& isa, const AttnSig& sig, const CdnaParams& p) {
+  if ((p.dma_k || p.dma_v) && (p.pingpong || p.o_agpr)) // the space refuses it; a direct caller is told too
+    throw InputError("attention: lds_dma needs pingpong=0 and o_regs=vgpr");
   Emitter e(isa, sig, p);
   return e.run();
 }

@@ -88,6 +88,8 @@ struct CdnaParams {
   // group).
   bool pingpong = false;
   bool o_agpr = false; // O accumulators in AGPRs (MFMA C/D), rescaled through v_accvgpr_read/write
+  bool dma_k = false; // lds_dma: K (dma_k) and/or V (dma_v) loaded straight into LDS (buffer_load ... lds)
+  bool dma_v = false; // instead of buffer_load into VGPRs + ds_write; V then row-major in LDS
 };
 // "32x32x8" -> tile 32, k 8 (InputError for another name)
 void mfma_shape(const std::string& name, int& tile, int& k);

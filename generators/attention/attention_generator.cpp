@@ -19,6 +19,7 @@ namespace {
 const std::vector<int> kWaves{1, 2, 4, 8}, kBlockN{32, 64};
 const std::vector<std::string> kMfma{"32x32x8", "32x32x16", "16x16x16", "16x16x32"}, kRound{"rtne", "rtz"};
 const std::vector<std::string> kORegs{"vgpr", "agpr"};
+const std::vector<std::string> kLdsDma{"none", "k", "v", "kv"}; // tensors loaded straight into LDS
 
 std::string field(const Signature& sig, const char* name, const char* def) {
   auto it = sig.find(name);
@@ -162,6 +163,13 @@ CdnaParams cdna_params(const Params& params) {
   // added after the first release: a point recorded without them is today's kernel
   p.pingpong = params.count("pingpong") && param_int(params, "pingpong") == 1;
   p.o_agpr = params.count("o_regs") && param_str(params, "o_regs") == "agpr";
+  if (auto it = params.find("lds_dma"); it != params.end()) { // absent in records made before it existed
+    const std::string v = it->second.str();
+    if (std::find(kLdsDma.begin(), kLdsDma.end(), v) == kLdsDma.end())
+      throw InputError("attention: lds_dma=" + v + " is not one of none, k, v, kv");
+    p.dma_k = v == "k" || v == "kv";
+    p.dma_v = v == "v" || v == "kv";
+  }
   return p;
 }
 
@@ -170,7 +178,7 @@ std::string cdna_kernel_name(const AttnSig& sig, const CdnaParams& p) {
          (sig.causal ? "_causal" : "") + (sig.lse ? "_lse" : "") + "_w" + std::to_string(p.waves) + "_n" +
          std::to_string(p.block_n) + "_m" + std::to_string(p.tile) + "x" + std::to_string(p.mfma_k) +
          (p.p_rtz ? "_rtz" : "_rtne") + (p.mfma_prio ? "_prio" : "") + (p.pingpong ? "_pp" : "") +
-         (p.o_agpr ? "_agpr" : "");
+         (p.o_agpr ? "_agpr" : "") + (p.dma_k ? "_dmak" : "") + (p.dma_v ? "_dmav" : "");
 }
 
 std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaParams& p) {
@@ -194,6 +202,19 @@ std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaP
     if ((total + 7) / 8 * 8 * ((p.waves + 3) / 4) > 512)
       return "estimated VGPRs + AGPRs (" + std::to_string(total) + ") do not fit " + std::to_string(p.waves) +
              " waves on the 4 SIMDs (512 per SIMD lane)";
+  }
+  if ((p.dma_k || p.dma_v) && (p.pingpong || p.o_agpr))
+    return "lds_dma (k, v, kv) only with pingpong=0 and o_regs=vgpr (the ping-pong schedule has its own K/V "
+           "loads, and the LDS-DMA path's P V and O store use O in VGPRs)";
+  if (p.dma_k || p.dma_v) {
+    // buffer_load_dword ... lds writes 64 lanes x 4 bytes per instruction (gfx942), buffer_load_dwordx4 ...
+    // lds 64 x 16 (gfx950): each wave loads whole instructions' worth of a block's K/V
+    const int bytes = isa == "gfx950" ? 1024 : 256;
+    if ((p.block_n * sig.head_dim * 2) % (bytes * p.waves) != 0)
+      return "lds_dma: block_n * head_dim * 2 bytes must be a multiple of waves * " + std::to_string(bytes) +
+             " (whole LDS-DMA instructions per wave)";
+    if (cdna_lds_bytes(sig, p) > 65536)
+      return "lds_dma: the K and V tiles exceed the 64 KiB of LDS";
   }
   return {};
 }
@@ -272,13 +293,17 @@ public:
       mfma.push_back(Value::str(x));
     for (const auto& x : kRound)
       round.push_back(Value::str(x));
+    std::vector<Value> lds_dma;
+    for (const auto& x : kLdsDma)
+      lds_dma.push_back(Value::str(x));
     std::vector<Parameter> ps{{"waves", waves, true},
                               {"block_n", bn, true},
                               {"mfma", mfma, false},
                               {"p_round", round, false},
                               {"mfma_prio", {Value::num(0), Value::num(1)}, false},
                               {"pingpong", {Value::num(0), Value::num(1)}, false},
-                              {"o_regs", {Value::str(kORegs[0]), Value::str(kORegs[1])}, false}};
+                              {"o_regs", {Value::str(kORegs[0]), Value::str(kORegs[1])}, false},
+                              {"lds_dma", lds_dma, false}};
     Constraint c = [isa, s](const Config& cfg) {
       CdnaParams p;
       p.waves = kWaves[cfg[0]];
@@ -288,6 +313,8 @@ public:
       p.mfma_prio = cfg[4] == 1;
       p.pingpong = cfg[5] == 1;
       p.o_agpr = cfg[6] == 1;
+      p.dma_k = cfg[7] == 1 || cfg[7] == 3;
+      p.dma_v = cfg[7] == 2 || cfg[7] == 3;
       return cdna_invalid(isa, s, p).empty();
     };
     return Space(std::move(ps), {c});
@@ -304,7 +331,11 @@ public:
         "estimated VGPRs (Q and O fragments, S and P tiles, K/V fragments, staging) at most 256",
         "pingpong=1 only with waves=8",
         "LDS (K and Vt buffers, doubled with pingpong=1) within the target's (64 KiB gfx942, 160 KiB gfx950)",
-        "o_regs=agpr: VGPRs rounded to 4 plus the O AGPRs, rounded to 8, times ceil(waves / 4) at most 512"};
+        "o_regs=agpr: VGPRs rounded to 4 plus the O AGPRs, rounded to 8, times ceil(waves / 4) at most 512",
+        "lds_dma (K and/or V loaded straight into LDS): each wave issues whole LDS-DMA instructions "
+        "(block_n * head_dim * 2 a multiple of waves * 256 bytes on gfx942, * 1024 on gfx950) and the "
+        "tiles fit the 64 KiB of LDS",
+        "lds_dma only with pingpong=0 and o_regs=vgpr"};
   }
 
   Generated generate(const std::string& isa, const Signature& sig, const Params& params) const override {

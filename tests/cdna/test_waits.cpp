@@ -194,6 +194,32 @@ TEST(Waits, BarrierWaitsForLdsOnly) {
   EXPECT_EQ(count_prefix(k, "s_waitcnt vmcnt"), 0) << dump(k);
 }
 
+// LDS-DMA loads write the LDS, not a register: LDS accesses and s_barrier wait for them on vmcnt (the
+// largest count that covers the newest one), lane-exchange DS ops do not; M0 written by SALU needs 1 wait
+// state before the load; the load waits for this wave's outstanding LDS reads.
+TEST(Waits, LdsDmaLoadsAreWaitedBeforeLdsAccessAndBarrier) {
+  for (Gfx g : {Gfx::gfx942, Gfx::gfx950}) {
+    SCOPED_TRACE(name(g));
+    Builder b = make(g);
+    Modifiers offen;
+    offen.offen = true;
+    b.s_mov(m0(), s(8));
+    b.emit("buffer_load_dword_lds", {v(2), s(4, 4), 0}, offen);
+    b.buffer_load(v(10), v(1), s(4, 4), 0, offen);  // a register load after it
+    b.emit("ds_bpermute_b32", {v(11), v(3), v(4)}); // no LDS memory: no wait
+    b.ds_read(v(12), v(5));
+    b.emit("buffer_load_dword_lds", {v(2), s(4, 4), 0}, offen);
+    b.global_load(v(13), v(1), s(6, 2));
+    b.s_barrier();
+    Kernel k = waited(b);
+    EXPECT_EQ(before(k, "buffer_load_dword v2"), "s_nop 0") << dump(k); // M0 -> LDS-DMA
+    EXPECT_EQ(before(k, "ds_bpermute_b32"), "buffer_load_dword v10, v1, s[4:7], 0 offen") << dump(k);
+    EXPECT_EQ(before(k, "ds_read_b32 v12"), "s_waitcnt vmcnt(1)") << dump(k);
+    EXPECT_EQ(before(k, "buffer_load_dword v2", 1), "s_waitcnt lgkmcnt(0)") << dump(k);
+    EXPECT_EQ(before(k, "s_barrier"), "s_waitcnt vmcnt(1)") << dump(k);
+  }
+}
+
 TEST(Waits, ExistingWaitsAreHonoured) {
   Builder b = make(Gfx::gfx942);
   b.global_load(v(2), v(1), s(4, 2));

@@ -52,17 +52,23 @@ void sweep(const std::string& isa, int default_points) {
   double worst_o[2] = {}, worst_lse = 0;
   int failures = 0, causal = 0, gqa = 0, pingpong = 0, agpr = 0;
   std::map<std::string, int> shapes; // points per MFMA shape
+  std::map<std::string, int> dmas;   // points per lds_dma value
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < points; ++i) {
     const gen::Signature full =
         gen::parse_signature(attn(), std::vector<std::string>{gen::format(sigs[rng() % sigs.size()])});
     const gen::Space space = attn().space(isa, full);
     ASSERT_GT(space.size(), 0u);
-    const gen::Params params = gen::params_of(space, space.valid_config(rng() % space.size()));
+    gen::Params params = gen::params_of(space, space.valid_config(rng() % space.size()));
+    // every eighth point is a pingpong one where the signature has any (pingpong needs waves=8 and lds_dma=none,
+    // so plain random draws find few)
+    for (int tries = 0; i % 8 == 3 && gen::param_int(params, "pingpong") == 0 && tries < 200; ++tries)
+      params = gen::params_of(space, space.valid_config(rng() % space.size()));
     const bool is_causal = full.at("mask") == "causal";
     ++shapes[gen::param_str(params, "mfma")];
     pingpong += gen::param_int(params, "pingpong") == 1;
     agpr += gen::param_str(params, "o_regs") == "agpr";
+    ++dmas[gen::param_str(params, "lds_dma")];
     const int64_t hkv = 1 + int64_t(rng() % 3), group = 1 + int64_t(rng() % 3);
     const int64_t sq = 1 + int64_t(rng() % (i % 5 == 0 ? 8 : 96));
     const int64_t sk = is_causal ? sq + int64_t(rng() % 40) : 1 + int64_t(rng() % (i % 7 == 0 ? 5 : 130));
@@ -97,18 +103,21 @@ void sweep(const std::string& isa, int default_points) {
       FAIL() << "too many failures";
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::string per_shape;
+  std::string per_shape, per_dma;
   for (const auto& [k, n] : shapes)
     per_shape += " " + k + ":" + std::to_string(n);
+  for (const auto& [k, n] : dmas)
+    per_dma += " " + k + ":" + std::to_string(n);
   std::printf(
-      "[attention sweep %s] %d points (%d causal, %d GQA/MQA, %d pingpong, %d O in AGPRs; mfma%s), max o "
-      "error f16 %.3g bf16 %.3g, max lse error %.3g, %.1f s\n",
-      isa.c_str(), points, causal, gqa, pingpong, agpr, per_shape.c_str(), worst_o[0], worst_o[1], worst_lse,
-      secs);
-  if (points >= 40) { // every shape of the target is exercised, and both schedules and O register files
+      "[attention sweep %s] %d points (%d causal, %d GQA/MQA, %d pingpong, %d O in AGPRs; mfma%s; lds_dma%s), "
+      "max o error f16 %.3g bf16 %.3g, max lse error %.3g, %.1f s\n",
+      isa.c_str(), points, causal, gqa, pingpong, agpr, per_shape.c_str(), per_dma.c_str(), worst_o[0],
+      worst_o[1], worst_lse, secs);
+  if (points >= 40) { // every shape of the target, both schedules, both O register files, every lds_dma
     EXPECT_EQ(shapes.size(), isa == "gfx950" ? 4u : 2u);
     EXPECT_GT(pingpong, 0);
     EXPECT_GT(agpr, 0);
+    EXPECT_EQ(dmas.size(), 4u);
   }
 }
 
@@ -182,6 +191,44 @@ TEST(Attention, MaskMatters) {
   const gen::Signature none = sig_of("mask=none,head_dim=64");
   const AttnOutcome wrong = run_attention(*dev, code, causal, params, prob, 5, 0.15, &none);
   EXPECT_GT(wrong.o_error, 0.1);
+}
+
+// lds_dma=kv: K and V go straight into LDS (buffer_load_dword{,x4} ... lds) and insert_waits puts the vmcnt
+// wait for them before the barrier that precedes the LDS reads. The kernel is right and clean; without that
+// wait (a mutant of the emitted text) the emulator reports the reads of LDS-DMA data that has not landed.
+TEST(Attention, LdsDmaNeedsItsWait) {
+  for (const std::string isa : {"gfx942", "gfx950"}) {
+    if (!toolchain::llvm_supports(isa))
+      GTEST_SKIP() << "this LLVM cannot assemble " << isa;
+    SCOPED_TRACE(isa);
+    auto dev = emu::make_emu_device({.target = isa, .threads = 1});
+    const gen::Signature sig = sig_of("head_dim=64,mask=causal");
+    const gen::Params params = gen::parse_params(
+        attn().space(isa, sig), std::vector<std::string>{"waves=2", "block_n=32", "lds_dma=kv"});
+    const gen::Problem prob{{"B", 1}, {"Hq", 2}, {"Hkv", 1}, {"Sq", 37}, {"Sk", 70}};
+    const gen::Generated gd = attn().generate(isa, sig, params);
+    const std::string dma = isa == "gfx950" ? "buffer_load_dwordx4" : "buffer_load_dword ";
+    ASSERT_NE(gd.text.find(dma), std::string::npos);
+    ASSERT_NE(gd.text.find(" lds\n"), std::string::npos);
+    const AttnOutcome ok = run_attention(*dev, gen_test::assemble(isa, gd), sig, params, prob, 9, 0.13);
+    EXPECT_LE(ok.o_error, 2e-2) << ok.where;
+    EXPECT_LE(ok.lse_error, 1e-3);
+    EXPECT_TRUE(ok.reports.empty()) << (ok.reports.empty() ? "" : ok.reports[0]);
+    // the mutant: drop the s_waitcnt between the block's last LDS-DMA and the barrier before the reads
+    gen::Generated bad = gd;
+    const size_t last = bad.text.find("s_barrier", bad.text.rfind(" lds\n"));
+    const size_t wait = bad.text.rfind("s_waitcnt", last);
+    ASSERT_NE(last, std::string::npos);
+    ASSERT_GT(wait, bad.text.rfind(" lds\n"));
+    const size_t bol = bad.text.rfind('\n', wait) + 1;
+    bad.text.erase(bol, bad.text.find('\n', wait) + 1 - bol);
+    const AttnOutcome racy = run_attention(*dev, gen_test::assemble(isa, bad), sig, params, prob, 9, 0.13);
+    ASSERT_FALSE(racy.reports.empty());
+    bool timing = false;
+    for (const auto& r : racy.reports)
+      timing = timing || r.find("race") != std::string::npos || r.find("pending_read") != std::string::npos;
+    EXPECT_TRUE(timing) << racy.reports[0];
+  }
 }
 
 TEST(AttentionSweep, Gfx942) {

@@ -382,6 +382,16 @@ void memory(Table& t) {
                     m_offset | m_cache | m_offen_idxen);
     f.simm_min = 0, f.simm_max = 4095;
   }
+  // LDS-DMA (shared/notes/cdna.md section 3): the data goes to LDS at M0 + offset + lane * size and is
+  // counted by vmcnt; the canonical names carry `_lds`, the spelling is the plain load's plus ` lds`.
+  for (auto [n, sp] : {std::pair<const char*, Names>{"buffer_load_dword_lds", all("buffer_load_dword")},
+                       {"buffer_load_dwordx4_lds", only950("buffer_load_dwordx4")}}) {
+    auto& f = t.add(n, sp, Encoding::mubuf, Category::vmem_load, Counter::vm,
+                    {use("vaddr", kV | k_off), use("srsrc", kS, 4), use("soffset", kS | k_inline)},
+                    m_offset | m_offen_idxen);
+    f.simm_min = 0, f.simm_max = 4095;
+    f.implicit_uses = {m0()};
+  }
   const std::pair<const char*, uint8_t> bs[] = {{"dword", 1},   {"dwordx2", 2}, {"dwordx3", 3},
                                                 {"dwordx4", 4}, {"byte", 1},    {"short", 1}};
   for (auto [s, w] : bs) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "isatune/error.h"
+#include "lds_dma_form.h"
 
 namespace isatune::cdna {
 namespace {
@@ -169,6 +170,8 @@ std::string print_instruction(const Instruction& inst, const std::vector<std::st
     if (m.sc1)
       s += " sc1";
   }
+  if (detail::is_lds_dma(f))
+    s += " lds";
   if (f.modifiers & m_op_sel) {
     bool any = false, all = true;
     for (auto b : m.op_sel)

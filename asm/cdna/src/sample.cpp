@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "isatune/error.h"
+#include "lds_dma_form.h"
 
 namespace isatune::cdna {
 
@@ -131,17 +132,18 @@ std::vector<Instruction> sample_instructions(const Form& form, Gfx gfx, Label ta
     add(ops, m);
   }
   if (mubuf) {
+    const size_t va = detail::is_lds_dma(form) ? 0 : 1; // LDS-DMA loads have no vdata
     Modifiers m;
     m.idxen = true;
     add(base, m);
     auto ops = base;
-    ops[1] = off;
-    ops[3] = 0;
+    ops[va] = off;
+    ops[va + 2] = 0;
     Modifiers none;
     none.offset = 12;
     add(ops, none);
     ops = base;
-    ops[1] = take(RegFile::vgpr, 2);
+    ops[va] = take(RegFile::vgpr, 2);
     Modifiers both;
     both.idxen = both.offen = true;
     add(ops, both);

@@ -21,6 +21,7 @@ struct Queue {
   std::array<uint8_t, kNumUnits> after; // per register: operations issued after its load, or kNone
   bool out_of_order = false;            // SMEM (lgkm) or flat outstanding: only a wait for 0 is exact
   uint8_t ds_newest = kNone;            // lgkm: operations after the newest LDS operation (barrier ordering)
+  uint8_t dma_newest = kNone; // vm: operations after the newest LDS-DMA load (it writes no register)
   uint8_t max = 0;
 
   explicit Queue(uint8_t maximum) : max(maximum) { after.fill(kNone); }
@@ -31,6 +32,8 @@ struct Queue {
         ++a;
     if (ds_newest != kNone && ds_newest < kCap)
       ++ds_newest;
+    if (dma_newest != kNone && dma_newest < kCap)
+      ++dma_newest;
   }
   // The count that retires an operation with `a` operations after it.
   uint8_t count_for(uint8_t a) const { return out_of_order ? 0 : std::min<uint8_t>(a, max - 1); }
@@ -41,6 +44,7 @@ struct Queue {
       after.fill(kNone);
       out_of_order = false;
       ds_newest = kNone;
+      dma_newest = kNone;
       return;
     }
     if (out_of_order)
@@ -50,6 +54,8 @@ struct Queue {
         a = kNone;
     if (ds_newest != kNone && ds_newest >= c)
       ds_newest = kNone;
+    if (dma_newest != kNone && dma_newest >= c)
+      dma_newest = kNone;
   }
   bool join(const Queue& o) {
     bool changed = false;
@@ -62,6 +68,7 @@ struct Queue {
     for (size_t i = 0; i < after.size(); ++i)
       merge(after[i], o.after[i]);
     merge(ds_newest, o.ds_newest);
+    merge(dma_newest, o.dma_newest);
     if (o.out_of_order && !out_of_order)
       out_of_order = changed = true;
     return changed;

@@ -2,6 +2,7 @@
 // the emulator (emu/src/wait_states.cpp) differ, the larger count wins: the hardware needs what the notes say
 // and the emulator must find nothing to report.
 #include "wait_state_rules.h"
+#include "lds_dma_form.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -239,6 +240,9 @@ int wait_states_needed(const View& pv, const View& cv) {
     need = std::max(need, valu_rules(g, p, c, pv, cv));
   if (p.category() == Category::vmem_store)
     need = std::max(need, store_rules(g, p, c, cv));
+  // SALU writes M0, then an LDS-DMA load (which reads it for the LDS address): 1 (notes section 6).
+  if (is_lds_dma(c.form()) && pv.swrites.overlaps(units_of(m0())))
+    need = std::max(need, 1);
   return need;
 }
 

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 
+#include "lds_dma_form.h"
 #include "wait_counters.h"
 #include "wait_state_rules.h"
 
@@ -271,6 +272,14 @@ private:
     // s_barrier orders LDS traffic between waves only once this wave's LDS operations are complete.
     if (in.category() == Category::barrier && st.lgkm.ds_newest != kNone)
       need(lgkm, st.lgkm.count_for(st.lgkm.ds_newest));
+    // LDS-DMA writes the LDS, not a register, somewhere before its vmcnt decrement: this wave's LDS accesses
+    // (not ds_bpermute/permute/swizzle, which do not touch the LDS memory) wait for every outstanding one,
+    // and so does s_barrier, after which the other waves may read what it wrote. An LDS-DMA in turn waits
+    // for this wave's outstanding LDS operations (it may overwrite what they read).
+    if (st.vm.dma_newest != kNone && (in.category() == Category::barrier || touches_lds_memory(in)))
+      need(vm, st.vm.count_for(st.vm.dma_newest));
+    if (detail::is_lds_dma(in.form()) && st.lgkm.ds_newest != kNone)
+      need(lgkm, st.lgkm.count_for(st.lgkm.ds_newest));
   }
 
   int wait_state_deficit(const View& v, const State& st) const {
@@ -314,6 +323,12 @@ private:
     return deficit;
   }
 
+  static bool touches_lds_memory(const Instruction& in) {
+    const std::string_view n = in.form().name;
+    return in.category() == Category::ds && n != "ds_bpermute_b32" && n != "ds_permute_b32" &&
+           n != "ds_swizzle_b32";
+  }
+
   // Unit numbers (detail::Units): SGPRs and specials below v0 and from scc up, VGPRs v0..v255.
   static bool is_scalar(const Units& u) { return u.first < 128 || u.first >= 640; }
   static bool is_vgpr(const Units& u) { return u.first >= 128 && u.first < 384; }
@@ -355,6 +370,8 @@ private:
       if (in.category() == Category::ds)
         st.lgkm.ds_newest = 0;
     }
+    if (detail::is_lds_dma(in.form()))
+      st.vm.dma_newest = 0;
     st.advance(1);
     if (v.has_defs || in.category() == Category::vmem_store) {
       auto it = std::lower_bound(st.window.begin(), st.window.end(), idx,
