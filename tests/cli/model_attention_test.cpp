@@ -21,16 +21,16 @@ nlohmann::json model_attention(const std::string& args) {
 } // namespace
 
 TEST(CliModelAttention, CuSubsetAgreesWithFullSimulation) {
-  // 1 x 2 heads x 1024 queries x 128 keys: ours 16 workgroups of 128 queries, AITER's 8 of 256 (gfx942, 304 CUs).
-  // On 2 CUs (0 and 152) one workgroup of each is simulated; the rest by symmetry.
-  const std::string args = "--target gfx942 --problem B=1,Hq=2,Sq=1024,Sk=128 "
+  // 1 head x 512 queries x 1024 keys: ours 4 workgroups of 128 queries, AITER's 2 of 256 (gfx942, 304 CUs). On
+  // 2 CUs (0 and 152) one workgroup of each is simulated, the rest taken by symmetry.
+  const std::string args = "--target gfx942 --problem B=1,Hq=1,Sq=512,Sk=1024 "
                            "--point waves=4,block_n=64,mfma=32x32x8,p_round=rtne";
   const nlohmann::json full = model_attention(args + " --cu-subset 0");
   const nlohmann::json sub = model_attention(args + " --cu-subset 2");
   ASSERT_TRUE(full.contains("rows") && sub.contains("rows"));
   ASSERT_EQ(full["rows"].size(), 3u) << full.dump(); // AITER rtne and rtz (non-causal gfx942 fixtures), ours
   ASSERT_EQ(sub["rows"].size(), 3u) << sub.dump();
-  const double flop = 4.0 * 2 * 1024 * 128 * 128;
+  const double flop = 4.0 * 512 * 1024 * 128;
   EXPECT_DOUBLE_EQ(full["flop"].get<double>(), flop);
   std::map<std::string, int> sources;
   for (size_t i = 0; i < 3; ++i) {
@@ -44,6 +44,8 @@ TEST(CliModelAttention, CuSubsetAgreesWithFullSimulation) {
     EXPECT_EQ(s["simulated_cus"], 2) << s.dump();
     const double fm = f["modelled_ms"], sm = s["modelled_ms"];
     EXPECT_GT(fm, 0);
+    EXPECT_EQ(f["limiter"], "cu") << f.dump(); // the CU time, not the launch constant, is what is compared
+    EXPECT_GT(f["cycles"]["cu"].get<double>(), f["cycles"]["launch"].get<double>()) << f.dump();
     EXPECT_NEAR(sm, fm, 0.10 * fm) << f["kernel"] << ": CU subset " << sm << " ms, full " << fm << " ms";
     EXPECT_NEAR(f["modelled_tflops"].get<double>(), flop / (fm * 1e-3) / 1e12, 1e-9 * flop / (fm * 1e-3) / 1e12);
     EXPECT_LT(f["modelled_tflops"].get<double>(), 1307.4) << f.dump(); // MI300X dense bf16 peak (notes/cdna.md)
