@@ -52,8 +52,9 @@ int64_t problem_value(const gen::Problem& p, const char* k, int64_t fallback) {
 int run_model_attention(const ModelAttentionOptions& opt) {
   const gen::Generator& g = gen::find_generator("attention");
   const std::string isa = generator_isa(g, opt.args.target);
-  if (isa.rfind("gfx", 0) != 0) throw InputError("model attention: --target " + opt.args.target + " is not a CDNA target "
-                                                 "(the timing model is the CDNA emulator's: gfx942, gfx950)");
+  if (isa.rfind("gfx", 0) != 0)
+    throw InputError("model attention: --target " + opt.args.target +
+                     " is not a CDNA target (the timing model is the CDNA emulator's: gfx942, gfx950)");
   const gen::Signature sig = gen::parse_signature(g, opt.args.sig);
   const gen::Problem problem = gen::parse_problem(g, opt.args.problem);
   if (problem_value(problem, "pad", 0) != 0)
@@ -147,7 +148,8 @@ int run_model_attention(const ModelAttentionOptions& opt) {
             << " (modelled = the CDNA emulator's timing model, not a measurement)\n";
   std::snprintf(buf, sizeof buf, "FLOPs %.4g (4*B*Hq*Sq*Sk*D%s)\n", flop, shape.causal ? ", halved: causal" : "");
   std::cout << buf;
-  std::cout << "source   modelled ms  modelled TF/s  vs AITER  limiter  workgroups (simulated)  per CU  host s  kernel\n";
+  std::cout << "source   modelled ms  modelled TF/s  vs AITER  limiter  workgroups (simulated)  per CU  host s  "
+               "kernel\n";
   for (const Result& r : rows) {
     const auto& s = r.stats;
     std::string ratio = "-";
@@ -201,7 +203,9 @@ void add_model_attention_command(CLI::App& model, const GlobalOptions& global, i
   cmd->add_flag("--json", opt->json, "Print one JSON object instead of text");
   cmd->callback([opt, &global, &status] {
     if (opt->points.empty() && opt->co_dir.empty())
-      status = run_guarded(global, [] () -> int { throw InputError("model attention: give --point P and/or --co-dir DIR"); });
+      status = run_guarded(global, []() -> int {
+        throw InputError("model attention: give --point P and/or --co-dir DIR");
+      });
     else
       status = run_guarded(global, [&] { return run_model_attention(*opt); });
   });
