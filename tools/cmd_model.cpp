@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "fmha_model.h"
 #include "isatune/codeobj/reader.h"
 #include "isatune/emu/emulator.h"
 #include "isatune/error.h"
@@ -36,20 +37,6 @@ struct ModelCheckOptions {
   unsigned threads = 0;
   bool json = false;
 };
-
-// Work the emulator does for a launch of `flop` over `workgroups` when it simulates only the workgroups the
-// round robin deals to `subset` of the chip's `cus` CUs (EmuOptions::cu_subset).
-double simulated_flop(double flop, uint64_t workgroups, uint32_t cus, uint32_t subset) {
-  if (!subset || subset >= cus || workgroups <= subset) return flop;
-  uint64_t n = 0;
-  for (uint32_t j = 0; j < subset; ++j) {
-    const uint64_t cu = uint64_t(j) * cus / subset;
-    n += cu < workgroups ? (workgroups - cu + cus - 1) / cus : 0;
-  }
-  return flop * double(n) / double(workgroups);
-}
-
-uint32_t chip_cus(const std::string& gfx) { return gfx == "gfx950" ? 256 : gfx == "gfx90a" ? 110 : 304; }
 
 std::vector<std::string> split_csv(const std::string& line) {
   std::vector<std::string> out;
@@ -106,17 +93,6 @@ uint32_t tile_m_of(const std::string& kernel) {
   return uint32_t(std::strtoul(kernel.c_str() + p + 4, nullptr, 10));
 }
 
-struct Arg16 {
-  std::vector<uint8_t> bytes;
-  void slot(const void* p, size_t n) {
-    const size_t at = bytes.size();
-    bytes.resize(at + 16, 0);
-    std::memcpy(bytes.data() + at, p, n);
-  }
-  void ptr(uint64_t p) { slot(&p, 8); }
-  void u32(uint32_t v) { slot(&v, 4); }
-};
-
 // One row on the emulator: the launch of csrc/py_itfs_cu/asm_gemm_a16w16.cu (aiter.md 3.2).
 emu::LaunchStats predict(const CodeObject& code, const Row& r, unsigned threads) {
   const uint32_t tile_m = tile_m_of(r.kernel);
@@ -169,6 +145,7 @@ struct FmhaRow {
   double flop = 0, simulated_gflop = 0;
   emu::LaunchStats stats;
   std::string skipped;
+  FmhaShape shape() const { return {batch, hq, hk, sq, sk, d, causal}; }
 };
 
 std::string trim(const std::string& t) {
@@ -198,7 +175,7 @@ std::vector<FmhaRow> read_fmha_readme(const std::string& path) {
       r.hk = uint32_t(std::stoul(cells[2])), r.sq = uint32_t(std::stoul(cells[3]));
       r.sk = uint32_t(std::stoul(cells[4])), r.d = uint32_t(std::stoul(cells[5]));
       r.causal = cells[6] == "1";
-      r.flop = 4.0 * r.batch * r.hq * double(r.sq) * r.sk * r.d / (r.causal ? 2 : 1);
+      r.flop = fmha_flop(r.shape());
       for (int g = 0; g < 2; ++g) {
         FmhaRow x = r;
         x.gfx = g ? "gfx950" : "gfx942";
@@ -213,77 +190,10 @@ std::vector<FmhaRow> read_fmha_readme(const std::string& path) {
   return rows;
 }
 
-// The fixtures' forward kernels (tests/fixtures/aiter/README.md); AITER's benchmark defaults to RTNA (v3_bf16_cvt
-// 1): gfx942 non-causal takes the RTNE file (same instructions but the rounding), causal the RTNA one.
-std::string fmha_symbol(const std::string& gfx, bool causal) {
-  if (gfx == "gfx942")
-    return causal ? "_ZN5aiter31fmha_fwd_hd128_bf16_causal_rtnaE" : "_ZN5aiter24fmha_fwd_hd128_bf16_rtneE";
-  return causal ? "_ZN5aiter26fmha_fwd_hd128_bf16_causalE" : "_ZN5aiter19fmha_fwd_hd128_bf16E";
-}
-
-constexpr uint32_t kFmhaTileQ = 256; // ts_qo of fmha_fwd.csv (hd128)
-
-loader::Dim3 fmha_grid(const FmhaRow& r) {
-  const uint32_t tg_div = r.causal ? 2 : 1; // causal: a head and a tail query tile per workgroup
-  return {((r.sq + kFmhaTileQ - 1) / kFmhaTileQ + tg_div - 1) / tg_div, r.hq, r.batch};
-}
-
-// The launch of csrc/cpp_itfs/mha_fwd.cu (fmha_fwd_v3_args, aiter.md 3.6; as tests/emu/aiter_kernels_test.cpp
-// builds it), Q/K/V/O packed BSHD, random bf16 inputs, on `subset` CUs.
-emu::LaunchStats predict_fmha(const CodeObject& code, const FmhaRow& r, unsigned threads, uint32_t subset) {
-  auto dev = emu::make_emu_device({.target = code.isa, .threads = threads, .cu_subset = subset});
-  std::mt19937 rng(uint32_t(r.line));
-  std::vector<uint16_t> pattern(1 << 16);
-  for (auto& h : pattern) h = uint16_t((rng() & 0x8000) | (0x3e00 + rng() % 0x200)); // bf16 in +-[0.125, 0.5)
-  auto random_buffer = [&](size_t elems) {
-    const uint64_t p = dev->alloc(elems * 2);
-    for (size_t at = 0; at < elems; at += pattern.size())
-      dev->copy_to_device(p + at * 2, pattern.data(), std::min(pattern.size(), elems - at) * 2);
-    return p;
-  };
-  const uint32_t D = r.d, gqa = r.hq / r.hk;
-  const uint64_t pq = random_buffer(size_t(r.batch) * r.sq * r.hq * D);
-  const uint64_t pk = random_buffer(size_t(r.batch) * r.sk * r.hk * D);
-  const uint64_t pv = random_buffer(size_t(r.batch) * r.sk * r.hk * D);
-  const uint64_t po = dev->alloc(size_t(r.batch) * r.sq * r.hq * D * 2);
-  const uint64_t pl = dev->alloc(size_t(r.batch) * r.hq * r.sq * 4);
-  const float scale = float(1.0 / std::sqrt(double(D)));
-  const uint32_t qrow = r.hq * D * 2, krow = r.hk * D * 2, orow = r.hq * D * 2;
-  const uint32_t opt = r.causal && r.hq % 8 != 0 ? 3 : 5;
-  Arg16 a;
-  a.ptr(po), a.ptr(pq), a.ptr(pk), a.ptr(pv), a.ptr(pl);
-  a.slot(&scale, 4);
-  a.u32(r.sq), a.u32(qrow), a.u32(kFmhaTileQ * qrow), a.u32(D * 2), a.u32(r.sq * qrow); // Q
-  a.u32(gqa), a.u32(krow), a.u32(D * 2), a.u32(r.sk * krow);                            // K
-  a.u32(opt), a.u32(1), a.u32(r.sk), a.u32(D), a.u32(D), a.u32(r.hq);                  // opt, lse, kv len, dims
-  a.u32(krow), a.u32(D * 2), a.u32(r.sk * krow);                                        // V
-  a.u32(orow), a.u32(D * 2), a.u32(r.sq * orow);                                        // O
-  a.ptr(0), a.ptr(0), a.u32(r.sq * 4);                                                  // qseq, kseq, LSE stride
-  for (int i = 0; i < 5; ++i) a.ptr(0);
-  for (int i = 0; i < 6; ++i) a.u32(0);
-  auto fn = dev->load(code)->function(r.kernel);
-  dev->launch(*fn, {fmha_grid(r), {512, 1, 1}}, a.bytes);
-  return dev->last_launch();
-}
-
 double median_of(std::vector<double> v) {
   if (v.empty()) return NAN;
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-std::map<std::string, CodeObject> code_objects(const std::string& dir) {
-  if (!std::filesystem::is_directory(dir)) throw InputError("--co-dir: " + dir + " is not a folder");
-  std::map<std::string, CodeObject> codes;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-    if (!e.is_regular_file() || e.path().extension() != ".co") continue;
-    try {
-      CodeObject c = codeobj::read_code_object_file(e.path().string());
-      for (const auto& k : c.kernels) codes.emplace(k.name + "@" + c.isa, c);
-    } catch (const Error&) {
-    }
-  }
-  return codes;
 }
 
 int run_fmha_check(const ModelCheckOptions& opt) {
@@ -292,7 +202,7 @@ int run_fmha_check(const ModelCheckOptions& opt) {
   size_t run = 0;
   for (FmhaRow& r : rows) {
     r.kernel = fmha_symbol(r.gfx, r.causal);
-    const loader::Dim3 g = fmha_grid(r);
+    const loader::Dim3 g = fmha_grid(r.shape());
     const uint64_t wgs = uint64_t(g.x) * g.y * g.z;
     r.simulated_gflop = simulated_flop(r.flop, wgs, chip_cus(r.gfx), opt.cu_subset) / 1e9;
     auto it = codes.find(r.kernel + "@" + r.gfx);
@@ -303,7 +213,7 @@ int run_fmha_check(const ModelCheckOptions& opt) {
     else if (opt.max_rows && run >= opt.max_rows) r.skipped = "over --max-rows";
     if (!r.skipped.empty()) continue;
     ++run;
-    r.stats = predict_fmha(it->second, r, opt.threads, opt.cu_subset);
+    r.stats = predict_fmha(it->second, r.kernel, r.shape(), opt.threads, opt.cu_subset, uint32_t(r.line));
     r.predicted_us = r.stats.estimated_ms * 1e3;
     r.predicted_tflops = r.flop / (r.predicted_us * 1e-6) / 1e12;
   }
@@ -544,6 +454,7 @@ void add_model_command(CLI::App& app, const GlobalOptions& global, int& status) 
   check->add_option("--threads", opt->threads, "Emulator worker threads (default: all cores)");
   check->add_flag("--json", opt->json, "Print one JSON object instead of text");
   check->callback([opt, &global, &status] { status = run_guarded(global, [&] { return run_model_check(*opt); }); });
+  add_model_attention_command(*model, global, status);
 }
 
 } // namespace isatune::cli

@@ -29,5 +29,7 @@ void add_advise_command(CLI::App& app, const GlobalOptions& global, int& status)
 void add_slurm_command(CLI::App& app, const GlobalOptions& global, int& status);
 void add_report_command(CLI::App& app, const GlobalOptions& global, int& status);
 void add_model_command(CLI::App& app, const GlobalOptions& global, int& status);
+// `model attention` (cmd_model_attention.cpp), under `model`.
+void add_model_attention_command(CLI::App& model, const GlobalOptions& global, int& status);
 
 } // namespace isatune::cli

@@ -43,6 +43,8 @@ const std::map<std::string, std::string>& examples() {
                 "    --co-dir tests/fixtures/aiter_timing"},
       {"model check", "isatune model check --aiter-csv tests/fixtures/aiter/bf16_tuned_gemm_gfx950_asm.csv \\\n"
                       "    --co-dir tests/fixtures/aiter_timing --json"},
+      {"model attention", "isatune model attention --target gfx942 --problem B=1,Hq=16,Sq=4096 --cu-subset 1 \\\n"
+                          "    --co-dir tests/fixtures/aiter --point waves=8,block_n=64,mfma=32x32x8,p_round=rtz"},
       {"advise", "isatune advise --target gfx942 --model Llama-3-8B --tokens 8192"},
       {"slurm", "isatune slurm submit --out run1 --shards 8 --partition gpu --dry-run \\\n"
                 "    -- rmsnorm --target gfx942 --device hip --problems shapes.txt --strategy exhaustive\n"
