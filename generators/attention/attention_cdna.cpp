@@ -492,6 +492,10 @@ int cdna_vgpr_estimate(const AttnSig& sig, const CdnaParams& p) {
          g.pchunks * g.kregs + 4 * g.nch + 2;
 }
 
+int cdna_lds_bytes(const AttnSig& sig, const CdnaParams& p) {
+  return Geometry(sig, p).lds;
+}
+
 cdna::Kernel emit_cdna_kernel(const std::string& isa, const AttnSig& sig, const CdnaParams& p) {
   Emitter e(isa, sig, p);
   return e.run();

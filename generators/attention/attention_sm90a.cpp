@@ -89,6 +89,8 @@ int consumer_register_estimate(const AttnSig& sig, const Sm90aParams& p) {
 }
 
 std::string sm90a_invalid(const AttnSig& sig, const Sm90aParams& p) {
+  if (sig.head_dim != sig.head_dim_v)
+    return "head_dim=" + head_dim_name(sig) + ": the sm_90a kernel needs d_qk = d_v";
   const Plan pl = plan_of(sig, p);
   if (std::string why =
           sm90a::reg_split_invalid(p.producer_regs, p.consumer_regs, p.consumers, pl.entry_regs);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <random>
 
 #include "../gen/attention_run.h"
@@ -33,7 +34,7 @@ gen::Params words_of(const gen::Space& space, const std::vector<std::string>& wo
 std::vector<gen::Signature> all_signatures() {
   std::vector<gen::Signature> sigs;
   for (const char* dt : {"bf16", "f16"})
-    for (const char* hd : {"64", "128"})
+    for (const char* hd : {"64", "128", "256", "192x128"})
       for (const char* mask : {"none", "causal"})
         for (const char* layout : {"bshd", "bhsd"})
           for (const char* lse : {"yes", "no"})
@@ -85,24 +86,32 @@ TEST(AttentionSm90a, Sweep) {
   std::mt19937_64 rng(0x5a90a);
   double worst_o[2] = {}, worst_lse = 0;
   int failures = 0, causal = 0, gqa = 0, ptxas_checked = 0, max_regs = 0, overlap = 0, two = 0;
+  std::map<std::string, int> dims; // points per head_dim
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < points; ++i) {
     tune::VariantSpec spec;
     spec.generator = &attn();
     spec.isa = "sm_90a";
-    spec.sig = gen::parse_signature(attn(), std::vector<std::string>{gen::format(sigs[rng() % sigs.size()])});
-    const gen::Space space = attn().space(spec.isa, spec.sig);
+    for (int draw = 0; draw < 100 && (spec.sig.empty() || attn().space(spec.isa, spec.sig).size() == 0);
+         ++draw)
+      spec.sig =
+          gen::parse_signature(attn(), std::vector<std::string>{gen::format(sigs[rng() % sigs.size()])});
+    const gen::Space space = attn().space(spec.isa, spec.sig); // redrawn where a head dim has no valid point
     ASSERT_GT(space.size(), 0u);
+    ++dims[spec.sig.at("head_dim")];
+    // head dims 192 and 256 cost 2-4x as much per key and query: half the lengths
+    const int64_t shrink = std::stoi(spec.sig.at("head_dim")) >= 192 ? 2 : 1; // stoi("192x128") = d_qk
     spec.params = gen::params_of(space, space.valid_config(rng() % space.size()));
     const bool is_causal = spec.sig.at("mask") == "causal";
     const int64_t hkv = 1 + int64_t(rng() % 2), group = 1 + int64_t(rng() % 3);
-    const int64_t sq = 1 + int64_t(rng() % (i % 5 == 0 ? 8 : 70));
-    const int64_t sk = is_causal ? sq + int64_t(rng() % 50) : 1 + int64_t(rng() % (i % 7 == 0 ? 5 : 150));
+    const int64_t sq = 1 + int64_t(rng() % (i % 5 == 0 ? 8 : 70 / shrink));
+    const int64_t sk = is_causal ? sq + int64_t(rng() % (50 / shrink))
+                                 : 1 + int64_t(rng() % (i % 7 == 0 ? 5 : 150 / shrink));
     gen::Problem prob{
         {"B", 1 + int64_t(rng() % 2)}, {"Hq", hkv * group}, {"Hkv", hkv}, {"Sq", sq}, {"Sk", sk}};
     if (i % 3 == 2)
       prob["pad"] = 8 * int64_t(1 + rng() % 2);
-    const double scale = (0.5 + double(rng() % 1000) / 666.0) / std::sqrt(std::stod(spec.sig.at("head_dim")));
+    const double scale = (0.5 + double(rng() % 1000) / 666.0) / std::sqrt(std::stod(spec.sig.at("head_dim"))); // d_qk
     SCOPED_TRACE(spec.isa + " " + gen::format(spec.sig) + " " + gen::format(spec.params) + " " +
                  gen::format(prob));
     const tune::Compiled compiled = tune::compile_variant(spec, {.ptxas = ptxas && i % 4 == 0});
@@ -136,6 +145,10 @@ TEST(AttentionSm90a, Sweep) {
       FAIL() << "too many failures";
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string per_dim;
+  for (const auto& [k, n] : dims)
+    per_dim += " " + k + ":" + std::to_string(n);
+  std::printf("[attention sweep] head_dim%s\n", per_dim.c_str());
   std::printf(
       "[attention sweep sm_90a] %d points (%d causal, %d GQA/MQA, %d overlap, %d two consumers), max o "
       "error f16 %.3g bf16 %.3g, max lse error %.3g; ptxas on %d (max %d registers), %.1f s\n",
