@@ -265,4 +265,39 @@ TEST(AttentionSm90a, PtxasHeaviestPoints) {
               max_regs, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
+// Head dims 256 and 192x128 (d_qk 192 for S = Q K^T, d_v 128 for O += P V): the valid points, and ptxas on
+// the largest block_n with two consumers of each: no spills, no stack, no serialisation.
+TEST(AttentionSm90a, HeadDims) {
+  for (const char* hd : {"256", "192x128"}) {
+    const gen::Signature sig{{"dtype", "bf16"}, {"head_dim", hd}, {"mask", "causal"}, {"lse", "yes"}};
+    const gen::Space space = attn().space("sm_90a", sig);
+    ASSERT_GT(space.size(), 0u) << hd;
+    int64_t largest = 0;
+    for (uint64_t i = 0; i < space.size(); ++i)
+      largest = std::max(largest, gen::param_int(gen::params_of(space, space.valid_config(i)), "block_n"));
+    std::printf("[sm_90a head_dim=%s] %zu valid points of %llu, largest block_n %lld\n", hd, space.size(),
+                (unsigned long long)space.cartesian_size(), (long long)largest);
+    const gen::Generated g = attn().generate("sm_90a", sig, gen::params_of(space, space.valid_config(0)));
+    const std::string pv = std::string("m64n") + (std::string(hd) == "256" ? "256" : "128") + "k16";
+    EXPECT_NE(g.text.find(pv), std::string::npos) << pv; // O's wgmma runs over d_v
+    if (!gen_ptx_test::have_ptxas())
+      continue;
+    int checked = 0;
+    for (uint64_t i = 0; i < space.size() && checked < 2; ++i) {
+      tune::VariantSpec spec{&attn(), "sm_90a", sig, gen::params_of(space, space.valid_config(i))};
+      if (gen::param_int(spec.params, "block_n") != largest || gen::param_int(spec.params, "consumers") != 2)
+        continue;
+      SCOPED_TRACE(gen::format(sig) + " " + gen::format(spec.params));
+      const tune::Compiled c = tune::compile_variant(spec, {.ptxas = true});
+      ASSERT_TRUE(c.ptx_report.has_value());
+      EXPECT_TRUE(c.prune_reasons.empty()) << c.prune_reasons.front();
+      const auto& k = c.ptx_report->kernels.at(0);
+      EXPECT_EQ(k.spill_store_bytes + k.spill_load_bytes + k.stack_bytes, 0u) << "ptxas: spills or a stack";
+      ++checked;
+    }
+    EXPECT_GT(checked, 0) << hd << ": no two-consumer point at the largest block_n";
+  }
+}
+
 } // namespace
+
