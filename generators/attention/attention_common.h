@@ -15,12 +15,15 @@ namespace isatune::gen::attention {
 
 struct AttnSig {
   DType dtype = DType::bf16; // q, k, v and o; accumulation and softmax are f32
-  int head_dim = 128;        // d_qk = d_v (the tiling keeps them apart so 192/128 can follow)
+  int head_dim = 128;        // d_qk: q and k (S = Q K^T runs over it)
+  int head_dim_v = 128;      // d_v: v and o; equal to d_qk except for head_dim=192x128 (MLA-style)
   bool causal = false;       // bottom-right aligned: query i sees keys j <= i + Sk - Sq
   bool bshd = true;          // layout of q, k, v, o: [B][S][H][D] (else [B][H][S][D])
   bool lse = true;           // also write the f32 log-sum-exp, [B][Hq][Sq]
 };
 AttnSig attn_sig(const Signature& sig); // InputError naming the field
+// The signature's head_dim value: "128", or "192x128" when d_qk != d_v (kernel names use it after "_d").
+std::string head_dim_name(const AttnSig& sig);
 
 // A problem with every stride in elements.
 struct AttnShape {
@@ -30,10 +33,12 @@ struct AttnShape {
     int64_t batch = 0, seq = 0, head = 0;
   };
   Strides q, k, v, o;
-  int64_t q_elems = 0, kv_elems = 0, o_elems = 0;
+  int64_t q_elems = 0, kv_elems = 0, o_elems = 0; // kv_elems: k's (and v's when d_qk = d_v)
+  int64_t v_elems = 0;
 };
 // Checks the rules (Hq % Hkv == 0, causal needs Sq <= Sk, pad a multiple of 8, every buffer under 2 GiB)
-// and derives the strides; InputError naming the field and the rule.
+// and derives the strides (q, k rows of d_qk + pad elements, v, o rows of d_v + pad); InputError naming the
+// field and the rule.
 AttnShape attn_shape(const AttnSig& sig, const Problem& problem);
 
 // Kernel arguments, common to every back end: 5 pointers (q, k, v, o, lse; lse 0 when absent), then u32

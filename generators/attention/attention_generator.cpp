@@ -43,9 +43,10 @@ AttnSig attn_sig(const Signature& sig) {
   else
     throw InputError("attention: dtype=" + dt + " is not supported (bf16, f16)");
   const std::string hd = field(sig, "head_dim", "128");
-  if (hd != "64" && hd != "128")
-    throw InputError("attention: head_dim=" + hd + " is not supported (64, 128)");
+  if (hd != "64" && hd != "128" && hd != "256" && hd != "192x128")
+    throw InputError("attention: head_dim=" + hd + " is not supported (64, 128, 256, 192x128: d_qk x d_v)");
   s.head_dim = std::stoi(hd);
+  s.head_dim_v = hd == "192x128" ? 128 : s.head_dim;
   const std::string mask = field(sig, "mask", "none");
   if (mask != "none" && mask != "causal")
     throw InputError("attention: mask=" + mask + " is not supported (none, causal)");
@@ -59,6 +60,11 @@ AttnSig attn_sig(const Signature& sig) {
     throw InputError("attention: lse=" + lse + " must be yes or no");
   s.lse = lse == "yes";
   return s;
+}
+
+std::string head_dim_name(const AttnSig& sig) {
+  return std::to_string(sig.head_dim) +
+         (sig.head_dim_v == sig.head_dim ? std::string() : "x" + std::to_string(sig.head_dim_v));
 }
 
 AttnShape attn_shape(const AttnSig& sig, const Problem& problem) {
@@ -88,26 +94,28 @@ AttnShape attn_shape(const AttnSig& sig, const Problem& problem) {
   if (s.pad < 0 || s.pad % 8 != 0)
     throw InputError("attention: pad=" + std::to_string(s.pad) +
                      " must be a non-negative multiple of 8 elements");
-  const int64_t row = sig.head_dim + s.pad;
-  auto strides = [&](int64_t heads, int64_t seq) {
+  const int64_t row = sig.head_dim + s.pad, row_v = sig.head_dim_v + s.pad;
+  auto strides = [&](int64_t heads, int64_t seq, int64_t r) {
     AttnShape::Strides t;
     if (sig.bshd) {
-      t.head = row, t.seq = heads * row, t.batch = seq * heads * row;
+      t.head = r, t.seq = heads * r, t.batch = seq * heads * r;
     } else {
-      t.seq = row, t.head = seq * row, t.batch = heads * seq * row;
+      t.seq = r, t.head = seq * r, t.batch = heads * seq * r;
     }
     return t;
   };
-  s.q = strides(s.hq, s.sq);
-  s.o = s.q;
-  s.k = strides(s.hkv, s.sk);
-  s.v = s.k;
+  s.q = strides(s.hq, s.sq, row);
+  s.o = strides(s.hq, s.sq, row_v);
+  s.k = strides(s.hkv, s.sk, row);
+  s.v = strides(s.hkv, s.sk, row_v);
   // The last element is d = D-1 of the last head vector; a padded tail after it is not stored.
   s.q_elems = s.b * s.hq * s.sq * row - s.pad;
-  s.o_elems = s.q_elems;
+  s.o_elems = s.b * s.hq * s.sq * row_v - s.pad;
   s.kv_elems = s.b * s.hkv * s.sk * row - s.pad;
+  s.v_elems = s.b * s.hkv * s.sk * row_v - s.pad;
   const int64_t limit = int64_t(1) << 31;
-  if (s.q_elems * 2 >= limit || s.kv_elems * 2 >= limit || s.b * s.hq * s.sq * 4 >= limit)
+  if (s.q_elems * 2 >= limit || s.kv_elems * 2 >= limit || s.v_elems * 2 >= limit ||
+      s.o_elems * 2 >= limit || s.b * s.hq * s.sq * 4 >= limit)
     throw InputError("attention: every buffer must stay under 2 GiB (32-bit buffer offsets)");
   return s;
 }
@@ -132,7 +140,7 @@ std::vector<uint8_t> pack_kernargs(const AttnSig& sig, const AttnShape& s,
   put(kQsb, s.q), put(kKsb, s.k), put(kVsb, s.v), put(kOsb, s.o);
   v[kLsb] = uint32_t(s.hq * s.sq * 4), v[kLsh] = uint32_t(s.sq * 4);
   v[kNrecQ] = uint32_t(s.q_elems * 2), v[kNrecK] = uint32_t(s.kv_elems * 2),
-  v[kNrecV] = uint32_t(s.kv_elems * 2);
+  v[kNrecV] = uint32_t(s.v_elems * 2);
   v[kNrecO] = uint32_t(s.o_elems * 2), v[kNrecL] = uint32_t(s.b * s.hq * s.sq * 4);
   for (uint32_t x : v)
     w.u32(x);
@@ -174,7 +182,7 @@ CdnaParams cdna_params(const Params& params) {
 }
 
 std::string cdna_kernel_name(const AttnSig& sig, const CdnaParams& p) {
-  return "attn_fwd_" + std::string(to_string(sig.dtype)) + "_d" + std::to_string(sig.head_dim) +
+  return "attn_fwd_" + std::string(to_string(sig.dtype)) + "_d" + head_dim_name(sig) +
          (sig.causal ? "_causal" : "") + (sig.lse ? "_lse" : "") + "_w" + std::to_string(p.waves) + "_n" +
          std::to_string(p.block_n) + "_m" + std::to_string(p.tile) + "x" + std::to_string(p.mfma_k) +
          (p.p_rtz ? "_rtz" : "_rtne") + (p.mfma_prio ? "_prio" : "") + (p.pingpong ? "_pp" : "") +
@@ -182,6 +190,8 @@ std::string cdna_kernel_name(const AttnSig& sig, const CdnaParams& p) {
 }
 
 std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaParams& p) {
+  if (sig.head_dim != sig.head_dim_v)
+    return "head_dim=" + head_dim_name(sig) + ": the CDNA kernel needs d_qk = d_v";
   if (p.mfma_k * p.tile == 512 && isa != "gfx950")
     return "mfma=32x32x16 and 16x16x32 need gfx950";
   if (p.p_rtz && sig.dtype != DType::bf16)
@@ -210,6 +220,9 @@ std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaP
     // buffer_load_dword ... lds writes 64 lanes x 4 bytes per instruction (gfx942), buffer_load_dwordx4 ...
     // lds 64 x 16 (gfx950): each wave loads whole instructions' worth of a block's K/V
     const int bytes = isa == "gfx950" ? 1024 : 256;
+    if (bytes % (2 * sig.head_dim) != 0) // the lane-to-row mapping takes whole rows per instruction
+      return "lds_dma: one LDS-DMA instruction (" + std::to_string(bytes) + " bytes) must hold whole rows of " +
+             std::to_string(2 * sig.head_dim) + " bytes (head_dim " + std::to_string(sig.head_dim) + ")";
     if ((p.block_n * sig.head_dim * 2) % (bytes * p.waves) != 0)
       return "lds_dma: block_n * head_dim * 2 bytes must be a multiple of waves * " + std::to_string(bytes) +
              " (whole LDS-DMA instructions per wave)";
@@ -263,7 +276,9 @@ public:
 
   std::vector<SignatureField> signature_schema() const override {
     return {{"dtype", {"bf16", "f16"}, "element type of q, k, v and o; f32 accumulation and softmax"},
-            {"head_dim", {"128", "64"}, "head dimension of q, k and v"},
+            {"head_dim",
+             {"128", "64", "256", "192x128"},
+             "head dimension of q, k and v; 192x128: d_qk 192 (q, k), d_v 128 (v, o), MLA-style"},
             {"mask", {"none", "causal"}, "causal: aligned bottom-right, query i sees keys j <= i + Sk - Sq"},
             {"layout", {"bshd", "bhsd"}, "memory order of q, k, v and o: [B][S][H][D] or [B][H][S][D]"},
             {"lse", {"yes", "no"}, "also write the f32 log-sum-exp of each query row, [B][Hq][Sq]"}};
@@ -334,8 +349,9 @@ public:
         "o_regs=agpr: VGPRs rounded to 4 plus the O AGPRs, rounded to 8, times ceil(waves / 4) at most 512",
         "lds_dma (K and/or V loaded straight into LDS): each wave issues whole LDS-DMA instructions "
         "(block_n * head_dim * 2 a multiple of waves * 256 bytes on gfx942, * 1024 on gfx950) and the "
-        "tiles fit the 64 KiB of LDS",
-        "lds_dma only with pingpong=0 and o_regs=vgpr"};
+        "tiles fit the 64 KiB of LDS; one instruction holds whole rows (gfx942: head_dim <= 128)",
+        "lds_dma only with pingpong=0 and o_regs=vgpr",
+        "head_dim=192x128 not on CDNA (the kernel loads K and V as one d-wide geometry: d_qk = d_v)"};
   }
 
   Generated generate(const std::string& isa, const Signature& sig, const Params& params) const override {
@@ -359,24 +375,24 @@ public:
   std::vector<BufferSpec> buffers(const Signature& sig, const Problem& problem) const override {
     const AttnSig s = attn_sig(sig);
     const AttnShape sh = attn_shape(s, problem);
-    const uint64_t row = uint64_t(s.head_dim + sh.pad);
     auto tensor = [&](const char* n, BufferRole role, int64_t elems, int64_t heads, int64_t seq, double lo,
-                      double hi) {
+                      double hi, int dim) {
       BufferSpec b;
       b.name = n;
       b.dtype = s.dtype;
       b.role = role;
       b.elements = uint64_t(elems);
       b.rows = uint64_t(sh.b * heads * seq); // one row per head vector: the row norm is per query
-      b.cols = uint64_t(s.head_dim);
-      b.row_stride = row;
+      b.cols = uint64_t(dim);
+      b.row_stride = uint64_t(dim + sh.pad);
       b.init_lo = lo, b.init_hi = hi;
       return b;
     };
-    std::vector<BufferSpec> out{tensor("q", BufferRole::input, sh.q_elems, sh.hq, sh.sq, -2, 2),
-                                tensor("k", BufferRole::input, sh.kv_elems, sh.hkv, sh.sk, -2, 2),
-                                tensor("v", BufferRole::input, sh.kv_elems, sh.hkv, sh.sk, -1, 1),
-                                tensor("o", BufferRole::output, sh.o_elems, sh.hq, sh.sq, -1, 1)};
+    const int dq = s.head_dim, dv = s.head_dim_v;
+    std::vector<BufferSpec> out{tensor("q", BufferRole::input, sh.q_elems, sh.hq, sh.sq, -2, 2, dq),
+                                tensor("k", BufferRole::input, sh.kv_elems, sh.hkv, sh.sk, -2, 2, dq),
+                                tensor("v", BufferRole::input, sh.v_elems, sh.hkv, sh.sk, -1, 1, dv),
+                                tensor("o", BufferRole::output, sh.o_elems, sh.hq, sh.sq, -1, 1, dv)};
     if (s.lse) {
       BufferSpec l;
       l.name = "lse";
@@ -392,7 +408,7 @@ public:
   }
 
   std::map<std::string, std::pair<double, double>> scalars(const Signature& sig) const override {
-    const double d = attn_sig(sig).head_dim;
+    const double d = attn_sig(sig).head_dim; // d_qk
     return {{"scale", {0.5 / std::sqrt(d), 2.0 / std::sqrt(d)}}};
   }
 
@@ -427,8 +443,8 @@ public:
     const double scale = it == scalars.end() ? 1.0 / std::sqrt(double(s.head_dim)) : it->second;
     const auto &q = buffers.at(0), &k = buffers.at(1), &v = buffers.at(2);
     auto& o = buffers.at(3);
-    const int64_t d = s.head_dim, group = sh.hq / sh.hkv;
-    std::vector<double> p(size_t(sh.sk)), acc(static_cast<size_t>(d));
+    const int64_t d = s.head_dim, dv = s.head_dim_v, group = sh.hq / sh.hkv;
+    std::vector<double> p(size_t(sh.sk)), acc(static_cast<size_t>(dv));
     for (int64_t b = 0; b < sh.b; ++b)
       for (int64_t h = 0; h < sh.hq; ++h) {
         const int64_t hk = h / group;
@@ -450,11 +466,11 @@ public:
             const double w = std::exp(p[size_t(j)] - m);
             sum += w;
             const double* vj = v.data() + b * sh.v.batch + hk * sh.v.head + j * sh.v.seq;
-            for (int64_t e = 0; e < d; ++e)
+            for (int64_t e = 0; e < dv; ++e)
               acc[size_t(e)] += w * vj[e];
           }
           double* oi = o.data() + b * sh.o.batch + h * sh.o.head + i * sh.o.seq;
-          for (int64_t e = 0; e < d; ++e)
+          for (int64_t e = 0; e < dv; ++e)
             oi[e] = acc[size_t(e)] / sum;
           if (s.lse)
             buffers.at(4)[size_t((b * sh.hq + h) * sh.sq + i)] = m + std::log(sum);
@@ -467,12 +483,12 @@ public:
   Work work(const Signature& sig, const Problem& problem) const override {
     const AttnSig s = attn_sig(sig);
     const AttnShape sh = attn_shape(s, problem);
-    const double d = s.head_dim;
+    const double d = s.head_dim, dv = s.head_dim_v;
     const double avg_sk = s.causal ? (double(sh.sk - sh.sq) + double(sh.sk)) / 2 : double(sh.sk);
     Work w;
-    w.flops = 2.0 * double(sh.b * sh.hq) * double(sh.sq) * avg_sk * (d + d);
+    w.flops = 2.0 * double(sh.b * sh.hq) * double(sh.sq) * avg_sk * (d + dv);
     const double es = size_of(s.dtype);
-    w.bytes = es * d * double(sh.b) * (2.0 * double(sh.hq * sh.sq) + 2.0 * double(sh.hkv * sh.sk)) +
+    w.bytes = es * (d + dv) * double(sh.b) * (double(sh.hq * sh.sq) + double(sh.hkv * sh.sk)) +
               (s.lse ? 4.0 * double(sh.b * sh.hq * sh.sq) : 0.0);
     w.matrix = true;
     return w;

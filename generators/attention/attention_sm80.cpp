@@ -37,14 +37,14 @@ Sm80Params sm80_params(const Params& params) {
 }
 
 std::string sm80_kernel_name(const AttnSig& sig, const Sm80Params& p) {
-  return "attn_fwd_sm80_" + std::string(to_string(sig.dtype)) + "_d" + std::to_string(sig.head_dim) +
+  return "attn_fwd_sm80_" + std::string(to_string(sig.dtype)) + "_d" + head_dim_name(sig) +
          (sig.causal ? "_causal" : "") + (sig.lse ? "_lse" : "") + "_w" + std::to_string(p.warps) + "_n" +
          std::to_string(p.block_n);
 }
 
 // Registers the kernel keeps live per thread (Q fragments, O accumulators, S/P, statistics, addresses).
 int sm80_register_estimate(const AttnSig& sig, const Sm80Params& p) {
-  return sig.head_dim / 4 + sig.head_dim / 2 + p.block_n / 2 + p.block_n / 4 + 48;
+  return sig.head_dim / 4 + sig.head_dim_v / 2 + p.block_n / 2 + p.block_n / 4 + 48;
 }
 
 // ptxas 13.0 keeps all of a block's V gathers in flight: on sm_80 head_dim 128 with 64 keys took 255
@@ -54,10 +54,18 @@ int sm80_block_limit(const std::string& isa) {
   return isa == "sm_80" ? 4096 : 2048;
 }
 
+// Head dims 192 and 256 (ptxas 13.0, warps=4, bf16 causal): 192x128 at block_n 16 takes 232 registers on
+// sm_80 and 222 on sm_90 without spills, at 32 both spill 4 bytes (255 registers), at 64 44-48 bytes; 256
+// spills at every block_n (16: 8 bytes on sm_80, 16 on sm_90; Q's fragments 64 and O 128 registers).
 std::string sm80_invalid(const std::string& isa, const AttnSig& sig, const Sm80Params& p) {
+  if (sig.head_dim == 256)
+    return "head_dim=256 does not fit the registers (Q fragments 64 + O 128 per thread): ptxas 13 spills "
+           "8-16 bytes even at block_n 16";
+  if (sig.head_dim == 192 && p.block_n > 16)
+    return "head_dim=" + head_dim_name(sig) + " needs block_n 16 (ptxas 13 spills 4 bytes at 32, 44-48 at 64)";
   if (sm80_register_estimate(sig, p) > 232)
     return "estimated registers per thread above 232";
-  if (p.block_n * sig.head_dim > sm80_block_limit(isa))
+  if (sig.head_dim <= 128 && p.block_n * sig.head_dim > sm80_block_limit(isa))
     return "block_n * head_dim above " + std::to_string(sm80_block_limit(isa)) + " on " + isa +
            " (ptxas spills)";
   return {};
@@ -106,7 +114,7 @@ private:
 };
 
 void Emitter::run() {
-  const int d = s_.head_dim, bn = p_.block_n, threads = 32 * p_.warps;
+  const int d = s_.head_dim, dv = s_.head_dim_v, bn = p_.block_n, threads = 32 * p_.warps;
   std::vector<ptx::Param> ptrs;
   for (const char* n : {"q", "k", "v", "o", "lse"})
     ptrs.push_back(k_.param(n, Type::u64));
@@ -216,7 +224,7 @@ void Emitter::run() {
   k_.binary("shr", Type::u32, nkb, nkb, bn == 16 ? 4 : bn == 32 ? 5 : 6);
 
   // ---- state
-  const int nt = bn / 8, od = d / 8;
+  const int nt = bn / 8, od = dv / 8;
   std::vector<std::vector<Reg>> oacc(static_cast<size_t>(od)), sacc(static_cast<size_t>(nt));
   for (auto& o : oacc)
     for (int r = 0; r < 4; ++r) {
@@ -391,10 +399,11 @@ public:
   }
 
   std::vector<std::string> constraint_descriptions(const std::string& isa) const override {
-    return {"estimated registers per thread (Q fragments d/4, O d/2, S block_n/2, P block_n/4, 48 more) at "
+    return {"estimated registers per thread (Q fragments d_qk/4, O d_v/2, S block_n/2, P block_n/4, 48 more) at "
             "most 232",
             "block_n * head_dim at most " + std::to_string(sm80_block_limit(isa)) +
-                " (beyond it ptxas 13 spills: the V gathers of a block stay in flight)"};
+                " (beyond it ptxas 13 spills: the V gathers of a block stay in flight)",
+            "head_dim=192x128 only with block_n 16, head_dim=256 not at all (ptxas 13 spills beyond)"};
   }
 
   Generated generate(const std::string& isa, const AttnSig& sig, const Params& params) const override {

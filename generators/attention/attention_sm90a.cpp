@@ -61,6 +61,7 @@ struct Sm90aParams {
 struct Plan {
   int threads = 384, block_m = 128, entry_regs = 168;
   uint32_t q_bytes = 0, kv_bytes = 0, stage_bytes = 0, bar_offset = 0, shared_bytes = 0;
+  uint32_t v_bytes = 0; // kv_bytes: one K tile (block_n x d_qk), v_bytes: one V tile (block_n x d_v) after it
   // mbarrier offsets from the barrier base: qfull, then kfull[s], vfull[s], empty[s] at 8 * s further
   uint32_t kfull = 8, vfull = 0, empty = 0;
 };
@@ -72,7 +73,8 @@ Plan plan_of(const AttnSig& sig, const Sm90aParams& p) {
   pl.entry_regs = sm90a::entry_registers(pl.threads);
   pl.q_bytes = uint32_t(pl.block_m * sig.head_dim * 2);
   pl.kv_bytes = uint32_t(p.block_n * sig.head_dim * 2);
-  pl.stage_bytes = 2 * pl.kv_bytes;
+  pl.v_bytes = uint32_t(p.block_n * sig.head_dim_v * 2);
+  pl.stage_bytes = pl.kv_bytes + pl.v_bytes;
   pl.bar_offset = pl.q_bytes + uint32_t(p.stages) * pl.stage_bytes;
   pl.vfull = 8 + 8 * uint32_t(p.stages);
   pl.empty = 8 + 16 * uint32_t(p.stages);
@@ -93,7 +95,7 @@ Sm90aParams sm90a_params(const Params& params) {
 }
 
 int consumer_register_estimate(const AttnSig& sig, const Sm90aParams& p) {
-  return sig.head_dim / 2 + p.block_n / 2 + p.block_n / 4 + kOverheadRegs; // O, S, P
+  return sig.head_dim_v / 2 + p.block_n / 2 + p.block_n / 4 + kOverheadRegs; // O, S, P
 }
 
 std::string sm90a_invalid(const AttnSig& sig, const Sm90aParams& p) {
@@ -105,18 +107,18 @@ std::string sm90a_invalid(const AttnSig& sig, const Sm90aParams& p) {
       !why.empty())
     return why;
   if (consumer_register_estimate(sig, p) > p.consumer_regs)
-    return "consumer registers (O head_dim/2 + S block_n/2 + P block_n/4 + " + std::to_string(kOverheadRegs) +
+    return "consumer registers (O d_v/2 + S block_n/2 + P block_n/4 + " + std::to_string(kOverheadRegs) +
            " = " + std::to_string(consumer_register_estimate(sig, p)) + ") above the consumer's " +
            std::to_string(p.consumer_regs);
   if (pl.shared_bytes > kMaxShared)
-    return "shared memory (Q " + std::to_string(pl.q_bytes) + " + stages * 2 * " +
-           std::to_string(pl.kv_bytes) + " + mbarriers + 1024) = " + std::to_string(pl.shared_bytes) +
+    return "shared memory (Q " + std::to_string(pl.q_bytes) + " + stages * (K + V) " +
+           std::to_string(pl.stage_bytes) + " + mbarriers + 1024) = " + std::to_string(pl.shared_bytes) +
            " bytes exceeds 227 KiB";
   return {};
 }
 
 std::string sm90a_kernel_name(const AttnSig& sig, const Sm90aParams& p) {
-  return "attn_fwd_sm90a_" + std::string(to_string(sig.dtype)) + "_d" + std::to_string(sig.head_dim) +
+  return "attn_fwd_sm90a_" + std::string(to_string(sig.dtype)) + "_d" + head_dim_name(sig) +
          (sig.causal ? "_causal" : "") + (sig.lse ? "_lse" : "") + "_c" + std::to_string(p.consumers) + "_n" +
          std::to_string(p.block_n) + "_s" + std::to_string(p.stages) + "_r" +
          std::to_string(p.producer_regs) + "_" + std::to_string(p.consumer_regs) + (p.overlap ? "_ov" : "") +
@@ -334,8 +336,8 @@ void Emitter::producer() {
     k_.add(Type::u32, sa, sa, pl_.q_bytes);
     for (int kv = 0; kv < 2; ++kv) {
       const uint32_t bar = kv ? pl_.vfull : pl_.kfull;
-      k_.mbarrier_arrive_expect_tx(Address(slot, bar), pl_.kv_bytes);
-      for (int c = 0; c < chunks; ++c)
+      k_.mbarrier_arrive_expect_tx(Address(slot, bar), kv ? pl_.v_bytes : pl_.kv_bytes);
+      for (int c = 0; c < (kv ? s_.head_dim_v / 64 : chunks); ++c)
         k_.tma_load(4, Address(sa, int64_t(kv) * pl_.kv_bytes + int64_t(c) * p_.block_n * 128),
                     kv ? tm_v_ : tm_k_, {dcoord[size_t(c)], j0, hkv_, b_}, Address(slot, bar));
     }
@@ -379,7 +381,7 @@ void Emitter::issue_pv(Reg stage_addr) {
   Reg va = r32();
   k_.add(Type::u32, va, stage_addr, pl_.kv_bytes);
   Reg vdesc = sm90a::descriptor_128b(k_, va, uint32_t(p_.block_n) * 128, 1024);
-  const std::string op = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(s_.head_dim) + "k16.f32." +
+  const std::string op = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(s_.head_dim_v) + "k16.f32." +
                          (mt_ == ptx::MmaType::bf16 ? "bf16.bf16" : "f16.f16");
   k_.wgmma_fence();
   for (int kk = 0; kk < p_.block_n / 16; ++kk)
@@ -544,7 +546,7 @@ void Emitter::consumer() {
       k_.mov(Type::u32, lim_[i], sk);
     }
   }
-  o_ = k_.regs(RegClass::f32, uint32_t(s_.head_dim / 2));
+  o_ = k_.regs(RegClass::f32, uint32_t(s_.head_dim_v / 2));
   s_acc_ = k_.regs(RegClass::f32, uint32_t(p_.block_n / 2));
   for (int kk = 0; kk < p_.block_n / 16; ++kk)
     p_frag_.push_back(k_.regs(RegClass::b32, 4));
@@ -674,7 +676,7 @@ void Emitter::consumer() {
     k_.setp(Cmp::lt, Type::u32, pin, row_[r], sq);
     Reg orow = row_address(ob, row_[r], a_[kOss]);
     k_.add(Type::u64, orow, orow, t4w);
-    for (int n = 0; n < s_.head_dim / 8; ++n) {
+    for (int n = 0; n < s_.head_dim_v / 8; ++n) {
       Reg x0 = rf(), x1 = rf(), pk = r32();
       k_.binary("mul", Type::f32, x0, o_[size_t(4 * n + 2 * r)], inv);
       k_.binary("mul", Type::f32, x1, o_[size_t(4 * n + 2 * r + 1)], inv);
@@ -739,9 +741,9 @@ public:
   std::vector<std::string> constraint_descriptions(const std::string&) const override {
     return {"reg_split PRODUCER/CONSUMER: setmaxnreg counts, multiples of 8, producer <= the entry .maxnreg "
             "(168) <= consumer, and 128 * (producer + consumers * consumer) <= 65536",
-            "consumer registers: O head_dim/2 + S block_n/2 + P block_n/4 + " +
+            "consumer registers: O d_v/2 + S block_n/2 + P block_n/4 + " +
                 std::to_string(kOverheadRegs) + " at most the consumer's setmaxnreg count",
-            "shared memory: Q (64 * consumers * head_dim * 2) + stages * 2 * block_n * head_dim * 2 + "
+            "shared memory: Q (64 * consumers * d_qk * 2) + stages * block_n * (d_qk + d_v) * 2 + "
             "mbarriers + "
             "1024 at most 227 KiB",
             "launch (not the space): q, k, v 16-byte aligned (TMA global addresses)",
@@ -778,9 +780,10 @@ public:
       throw InputError("attention sm_90a: Sq and Sk must be below 2^31 (TMA coordinates)");
     const auto type = sig.dtype == DType::bf16 ? TensorMapDataType::bfloat16 : TensorMapDataType::float16;
     // {d, seq, head, batch}: a box of 64 elements (128 bytes) by `rows`; rows past the sequence read zero
-    auto map = [&](uint64_t address, const AttnShape::Strides& st, int64_t seq, int64_t heads, int rows) {
+    auto map = [&](uint64_t address, const AttnShape::Strides& st, int64_t seq, int64_t heads, int rows,
+                   int dim) {
       return sm90a::tma_map_128b(
-          type, address, {uint64_t(sig.head_dim), uint64_t(seq), uint64_t(heads), uint64_t(s.b)},
+          type, address, {uint64_t(dim), uint64_t(seq), uint64_t(heads), uint64_t(s.b)},
           {uint64_t(st.seq) * 2, uint64_t(st.head) * 2, uint64_t(st.batch) * 2}, {64, uint32_t(rows), 1, 1});
     };
     KernargWriter w;
@@ -793,9 +796,9 @@ public:
     l.block = {uint32_t(pl.threads), 1, 1};
     l.kernargs = std::move(bytes);
     l.dynamic_shared_bytes = pl.shared_bytes;
-    l.tensor_maps = {{at_q, map(addresses[0], s.q, s.sq, s.hq, pl.block_m)},
-                     {at_k, map(addresses[1], s.k, s.sk, s.hkv, p.block_n)},
-                     {at_v, map(addresses[2], s.v, s.sk, s.hkv, p.block_n)}};
+    l.tensor_maps = {{at_q, map(addresses[0], s.q, s.sq, s.hq, pl.block_m, sig.head_dim)},
+                     {at_k, map(addresses[1], s.k, s.sk, s.hkv, p.block_n, sig.head_dim)},
+                     {at_v, map(addresses[2], s.v, s.sk, s.hkv, p.block_n, sig.head_dim_v)}};
     return l;
   }
 };

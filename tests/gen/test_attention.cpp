@@ -29,7 +29,7 @@ using attention_test::run_attention;
 std::vector<gen::Signature> signatures() {
   std::vector<gen::Signature> v;
   for (const char* dt : {"bf16", "f16"})
-    for (const char* hd : {"64", "128"})
+    for (const char* hd : {"64", "128", "256", "192x128"})
       for (const char* mask : {"none", "causal"})
         for (const char* layout : {"bshd", "bhsd"})
           for (const char* lse : {"yes", "no"})
@@ -51,14 +51,18 @@ void sweep(const std::string& isa, int default_points) {
   std::mt19937_64 rng(0xa77e + uint64_t(isa.back()));
   double worst_o[2] = {}, worst_lse = 0;
   int failures = 0, causal = 0, gqa = 0, pingpong = 0, agpr = 0;
-  std::map<std::string, int> shapes; // points per MFMA shape
-  std::map<std::string, int> dmas;   // points per lds_dma value
+  std::map<std::string, int> shapes, dims; // points per MFMA shape, per head_dim
+  std::map<std::string, int> dmas;         // points per lds_dma value
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < points; ++i) {
-    const gen::Signature full =
-        gen::parse_signature(attn(), std::vector<std::string>{gen::format(sigs[rng() % sigs.size()])});
-    const gen::Space space = attn().space(isa, full);
+    gen::Signature full;
+    for (int draw = 0; draw < 100 && (full.empty() || attn().space(isa, full).size() == 0); ++draw)
+      full = gen::parse_signature(attn(), std::vector<std::string>{gen::format(sigs[rng() % sigs.size()])});
+    const gen::Space space = attn().space(isa, full); // redrawn above where a head dim has no valid point
     ASSERT_GT(space.size(), 0u);
+    ++dims[full.at("head_dim")];
+    // head dims 192 and 256 cost 2-4x as much per key and query: half the lengths
+    const int64_t shrink = std::stoi(full.at("head_dim")) >= 192 ? 2 : 1; // stoi("192x128") = d_qk
     gen::Params params = gen::params_of(space, space.valid_config(rng() % space.size()));
     // every eighth point is a pingpong one where the signature has any (pingpong needs waves=8 and lds_dma=none,
     // so plain random draws find few)
@@ -70,13 +74,14 @@ void sweep(const std::string& isa, int default_points) {
     agpr += gen::param_str(params, "o_regs") == "agpr";
     ++dmas[gen::param_str(params, "lds_dma")];
     const int64_t hkv = 1 + int64_t(rng() % 3), group = 1 + int64_t(rng() % 3);
-    const int64_t sq = 1 + int64_t(rng() % (i % 5 == 0 ? 8 : 96));
-    const int64_t sk = is_causal ? sq + int64_t(rng() % 40) : 1 + int64_t(rng() % (i % 7 == 0 ? 5 : 130));
+    const int64_t sq = 1 + int64_t(rng() % (i % 5 == 0 ? 8 : 96 / shrink));
+    const int64_t sk = is_causal ? sq + int64_t(rng() % (40 / shrink))
+                                 : 1 + int64_t(rng() % (i % 7 == 0 ? 5 : 130 / shrink));
     gen::Problem prob{
         {"B", 1 + int64_t(rng() % 2)}, {"Hq", hkv * group}, {"Hkv", hkv}, {"Sq", sq}, {"Sk", sk}};
     if (i % 3 == 2)
       prob["pad"] = 8 * int64_t(1 + rng() % 2);
-    const double d = std::stod(full.at("head_dim"));
+    const double d = std::stod(full.at("head_dim")); // d_qk (192 of 192x128)
     const double scale = (0.5 + double(rng() % 1000) / 666.0) / std::sqrt(d);
     SCOPED_TRACE(isa + " " + gen::format(full) + " " + gen::format(params) + " " + gen::format(prob));
     const gen::Generated gd = attn().generate(isa, full, params);
@@ -108,6 +113,9 @@ void sweep(const std::string& isa, int default_points) {
     per_shape += " " + k + ":" + std::to_string(n);
   for (const auto& [k, n] : dmas)
     per_dma += " " + k + ":" + std::to_string(n);
+  per_shape += "; head_dim";
+  for (const auto& [k, n] : dims)
+    per_shape += " " + k + ":" + std::to_string(n);
   std::printf(
       "[attention sweep %s] %d points (%d causal, %d GQA/MQA, %d pingpong, %d O in AGPRs; mfma%s; lds_dma%s), "
       "max o error f16 %.3g bf16 %.3g, max lse error %.3g, %.1f s\n",
@@ -294,4 +302,56 @@ TEST(AttentionPingPong, UnmatchedBarrierIsReported) {
   const AttnOutcome r = run_attention(*dev, gen_test::assemble("gfx942", gd), sig, params, prob, 3, 0.12);
   ASSERT_EQ(r.reports.size(), 1u);
   EXPECT_NE(r.reports[0].find("barrier_count"), std::string::npos) << r.reports[0];
+}
+
+// head_dim=192x128 (d_qk 192 for q and k, d_v 128 for v and o) and 256: buffers, strides, FLOPs, the scale's
+// range over d_qk; a kernel that needs d_qk = d_v refuses 192x128 with a constraint naming it.
+TEST(Attention, HeadDims) {
+  const gen::Problem p{{"B", 2}, {"Hq", 4}, {"Hkv", 2}, {"Sq", 5}, {"Sk", 7}, {"pad", 8}};
+  const auto b = attn().buffers(sig_of("head_dim=192x128,layout=bhsd"), p);
+  ASSERT_EQ(b.size(), 5u);
+  EXPECT_EQ(b[0].cols, 192u); // q
+  EXPECT_EQ(b[1].row_stride, 200u);
+  EXPECT_EQ(b[1].elements, 2u * 2 * 7 * 200 - 8);
+  EXPECT_EQ(b[2].cols, 128u); // v
+  EXPECT_EQ(b[2].row_stride, 136u);
+  EXPECT_EQ(b[2].elements, 2u * 2 * 7 * 136 - 8);
+  EXPECT_EQ(b[3].cols, 128u); // o
+  EXPECT_EQ(b[3].elements, 2u * 4 * 5 * 136 - 8);
+  const gen::Problem q{{"B", 1}, {"Hq", 2}, {"Sq", 64}, {"Sk", 96}};
+  EXPECT_DOUBLE_EQ(attn().work(sig_of("head_dim=192x128"), q).flops, 2.0 * 2 * 64 * 96 * (192 + 128));
+  EXPECT_DOUBLE_EQ(attn().work(sig_of("head_dim=256"), q).flops, 2.0 * 2 * 64 * 96 * 512);
+  const auto sc = attn().scalars(sig_of("head_dim=192x128")).at("scale");
+  EXPECT_DOUBLE_EQ(sc.first, 0.5 / std::sqrt(192.0));
+  EXPECT_THROW(sig_of("head_dim=96"), InputError);
+  EXPECT_THROW(sig_of("head_dim=128x192"), InputError);
+  // old signatures keep their meaning: head_dim=128 is d_qk = d_v = 128
+  EXPECT_EQ(attn().buffers(sig_of("head_dim=128"), p)[2].cols, 128u);
+  // 256 on CDNA: with O in VGPRs only 16x16 tiles fit 256 VGPRs (32x32: Q fragments 128 + O 128 alone); with
+  // o_regs=agpr O moves to AGPRs and 32x32 fits; gfx942's 256-byte LDS-DMA instruction is half a 512-byte row
+  int agpr_32x32 = 0;
+  for (const char* isa : {"gfx942", "gfx950"}) {
+    const gen::Space s = attn().space(isa, sig_of("head_dim=256"));
+    EXPECT_GT(s.size(), 0u) << isa;
+    for (size_t i = 0; i < s.size(); ++i) {
+      const gen::Params pi = gen::params_of(s, s.valid_config(i));
+      const bool t32 = gen::param_str(pi, "mfma").substr(0, 5) == "32x32";
+      EXPECT_TRUE(!t32 || gen::param_str(pi, "o_regs") == "agpr") << isa;
+      agpr_32x32 += t32;
+      if (std::string(isa) == "gfx942")
+        EXPECT_EQ(gen::param_str(pi, "lds_dma"), "none");
+    }
+    std::printf("[head_dim=256] %s: %zu valid points of %zu\n", isa, size_t(s.size()),
+                size_t(attn().space(isa, sig_of("head_dim=256")).cartesian_size()));
+  }
+  EXPECT_GT(agpr_32x32, 0);
+  const gen::Signature mla = sig_of("head_dim=192x128");
+  if (attn().space("gfx942", mla).size() == 0) { // the CDNA kernel without separate K/V tiles
+    try {
+      attn().generate("gfx942", mla, gen::parse_params(attn().space("gfx942", sig_of("")), {}));
+      ADD_FAILURE() << "gfx942 accepted head_dim=192x128";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("192x128"), std::string::npos) << e.what();
+    }
+  }
 }

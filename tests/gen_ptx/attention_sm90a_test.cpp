@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <random>
 
 #include "../gen/attention_run.h"
@@ -34,7 +35,7 @@ gen::Params words_of(const gen::Space& space, const std::vector<std::string>& wo
 std::vector<gen::Signature> all_signatures() {
   std::vector<gen::Signature> sigs;
   for (const char* dt : {"bf16", "f16"})
-    for (const char* hd : {"64", "128"})
+    for (const char* hd : {"64", "128", "256", "192x128"})
       for (const char* mask : {"none", "causal"})
         for (const char* layout : {"bshd", "bhsd"})
           for (const char* lse : {"yes", "no"})
@@ -86,24 +87,32 @@ TEST(AttentionSm90a, Sweep) {
   std::mt19937_64 rng(0x5a90a);
   double worst_o[2] = {}, worst_lse = 0;
   int failures = 0, causal = 0, gqa = 0, ptxas_checked = 0, max_regs = 0, overlap = 0, two = 0, pingpong = 0;
+  std::map<std::string, int> dims; // points per head_dim
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < points; ++i) {
     tune::VariantSpec spec;
     spec.generator = &attn();
     spec.isa = "sm_90a";
-    spec.sig = gen::parse_signature(attn(), std::vector<std::string>{gen::format(sigs[rng() % sigs.size()])});
-    const gen::Space space = attn().space(spec.isa, spec.sig);
+    for (int draw = 0; draw < 100 && (spec.sig.empty() || attn().space(spec.isa, spec.sig).size() == 0);
+         ++draw)
+      spec.sig =
+          gen::parse_signature(attn(), std::vector<std::string>{gen::format(sigs[rng() % sigs.size()])});
+    const gen::Space space = attn().space(spec.isa, spec.sig); // redrawn where a head dim has no valid point
     ASSERT_GT(space.size(), 0u);
+    ++dims[spec.sig.at("head_dim")];
+    // head dims 192 and 256 cost 2-4x as much per key and query: half the lengths
+    const int64_t shrink = std::stoi(spec.sig.at("head_dim")) >= 192 ? 2 : 1; // stoi("192x128") = d_qk
     spec.params = gen::params_of(space, space.valid_config(rng() % space.size()));
     const bool is_causal = spec.sig.at("mask") == "causal";
     const int64_t hkv = 1 + int64_t(rng() % 2), group = 1 + int64_t(rng() % 3);
-    const int64_t sq = 1 + int64_t(rng() % (i % 5 == 0 ? 8 : 70));
-    const int64_t sk = is_causal ? sq + int64_t(rng() % 50) : 1 + int64_t(rng() % (i % 7 == 0 ? 5 : 150));
+    const int64_t sq = 1 + int64_t(rng() % (i % 5 == 0 ? 8 : 70 / shrink));
+    const int64_t sk = is_causal ? sq + int64_t(rng() % (50 / shrink))
+                                 : 1 + int64_t(rng() % (i % 7 == 0 ? 5 : 150 / shrink));
     gen::Problem prob{
         {"B", 1 + int64_t(rng() % 2)}, {"Hq", hkv * group}, {"Hkv", hkv}, {"Sq", sq}, {"Sk", sk}};
     if (i % 3 == 2)
       prob["pad"] = 8 * int64_t(1 + rng() % 2);
-    const double scale = (0.5 + double(rng() % 1000) / 666.0) / std::sqrt(std::stod(spec.sig.at("head_dim")));
+    const double scale = (0.5 + double(rng() % 1000) / 666.0) / std::sqrt(std::stod(spec.sig.at("head_dim"))); // d_qk
     SCOPED_TRACE(spec.isa + " " + gen::format(spec.sig) + " " + gen::format(spec.params) + " " +
                  gen::format(prob));
     const tune::Compiled compiled = tune::compile_variant(spec, {.ptxas = ptxas && i % 4 == 0});
@@ -142,6 +151,10 @@ TEST(AttentionSm90a, Sweep) {
     EXPECT_LT(pingpong, two);
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string per_dim;
+  for (const auto& [k, n] : dims)
+    per_dim += " " + k + ":" + std::to_string(n);
+  std::printf("[attention sweep] head_dim%s\n", per_dim.c_str());
   std::printf("[attention sweep sm_90a] %d points (%d causal, %d GQA/MQA, %d overlap, %d two consumers, %d "
               "ping-pong), "
               "max o error f16 %.3g bf16 %.3g, max lse error %.3g; ptxas on %d (max %d registers), %.1f s\n",
@@ -316,4 +329,39 @@ TEST(AttentionSm90a, PtxasHeaviestPoints) {
               max_regs, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
+// Head dims 256 and 192x128 (d_qk 192 for S = Q K^T, d_v 128 for O += P V): the valid points, and ptxas on
+// the largest block_n with two consumers of each: no spills, no stack, no serialisation.
+TEST(AttentionSm90a, HeadDims) {
+  for (const char* hd : {"256", "192x128"}) {
+    const gen::Signature sig{{"dtype", "bf16"}, {"head_dim", hd}, {"mask", "causal"}, {"lse", "yes"}};
+    const gen::Space space = attn().space("sm_90a", sig);
+    ASSERT_GT(space.size(), 0u) << hd;
+    int64_t largest = 0;
+    for (uint64_t i = 0; i < space.size(); ++i)
+      largest = std::max(largest, gen::param_int(gen::params_of(space, space.valid_config(i)), "block_n"));
+    std::printf("[sm_90a head_dim=%s] %zu valid points of %llu, largest block_n %lld\n", hd, space.size(),
+                (unsigned long long)space.cartesian_size(), (long long)largest);
+    const gen::Generated g = attn().generate("sm_90a", sig, gen::params_of(space, space.valid_config(0)));
+    const std::string pv = std::string("m64n") + (std::string(hd) == "256" ? "256" : "128") + "k16";
+    EXPECT_NE(g.text.find(pv), std::string::npos) << pv; // O's wgmma runs over d_v
+    if (!gen_ptx_test::have_ptxas())
+      continue;
+    int checked = 0;
+    for (uint64_t i = 0; i < space.size() && checked < 2; ++i) {
+      tune::VariantSpec spec{&attn(), "sm_90a", sig, gen::params_of(space, space.valid_config(i))};
+      if (gen::param_int(spec.params, "block_n") != largest || gen::param_int(spec.params, "consumers") != 2)
+        continue;
+      SCOPED_TRACE(gen::format(sig) + " " + gen::format(spec.params));
+      const tune::Compiled c = tune::compile_variant(spec, {.ptxas = true});
+      ASSERT_TRUE(c.ptx_report.has_value());
+      EXPECT_TRUE(c.prune_reasons.empty()) << c.prune_reasons.front();
+      const auto& k = c.ptx_report->kernels.at(0);
+      EXPECT_EQ(k.spill_store_bytes + k.spill_load_bytes + k.stack_bytes, 0u) << "ptxas: spills or a stack";
+      ++checked;
+    }
+    EXPECT_GT(checked, 0) << hd << ": no two-consumer point at the largest block_n";
+  }
+}
+
 } // namespace
+

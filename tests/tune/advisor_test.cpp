@@ -180,6 +180,14 @@ TEST(Advisor, AttentionBlocksByHandCdna) {
   }
   EXPECT_TRUE(attention_tile_shapes("gfx90a", 128).empty()); // no attention kernel for gfx90a
   EXPECT_TRUE(attention_tile_shapes("gfx942", 96).empty());  // nor for head_dim 96
+  // head_dim 256: CDNA only on 16x16 MFMAs (block_m = 16 x waves, at most 128); sm_80 has no valid point
+  const auto d256 = attention_tile_shapes("gfx942", 256);
+  EXPECT_FALSE(d256.empty());
+  for (const auto& [bm, bn] : d256)
+    EXPECT_TRUE(bm % 16 == 0 && bm <= 128 && bn == 32) << bm << " x " << bn;
+  std::string none = "unset";
+  EXPECT_TRUE(attention_tile_shapes("sm_80", 256, &none).empty());
+  EXPECT_EQ(none, "unset");
   const Advice old = advise(parse_model("Llama-3-8B"), "gfx90a", {});
   EXPECT_FALSE(old.attention.generator);
   ASSERT_EQ(old.attention.fits.size(), 1u);

@@ -209,7 +209,7 @@ std::vector<std::pair<int, int>> attention_tile_shapes(const std::string& isa, i
     }
     shapes.insert({block_m, int(space.number(c, in - 1))});
   }
-  if (space_isa) *space_isa = t;
+  if (space_isa && !shapes.empty()) *space_isa = t; // an empty space (head_dim=256 on sm_80): no generator
   return {shapes.begin(), shapes.end()};
 }
 
