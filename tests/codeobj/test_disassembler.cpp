@@ -221,6 +221,21 @@ TEST(DisassembleBytes, KnowsTheWordsLlvmCrashesOn) {
   EXPECT_TRUE(llvm_decoder_crashes_on(mubuf_literal_soffset));
   EXPECT_FALSE(llvm_decoder_crashes_on(mubuf_sgpr_soffset));
   EXPECT_FALSE(llvm_decoder_crashes_on(std::span<const uint8_t>(mfma_literal).first(4))); // needs 8 bytes
+  // The 16-bit KImm VOP2 forms with the constant 0xff (fuzz_codeobj, regressions/codeobj): GFX9 v_madmk_f16
+  // (opcode 36) and GFX10+ v_fmamk_f16 (55); the same opcode on the other family, or another constant, is fine.
+  const std::vector<uint8_t> madmk_ff = {0x00, 0x00, 0x00, 0x48, 0xff, 0x00, 0x00, 0x00};
+  const std::vector<uint8_t> madmk_fe = {0x00, 0x00, 0x00, 0x48, 0xfe, 0x00, 0x00, 0x00};
+  const std::vector<uint8_t> fmamk_ff = {0xf6, 0xff, 0xff, 0x6f, 0xff, 0x00, 0x00, 0x00};
+  EXPECT_TRUE(llvm_decoder_crashes_on(madmk_ff));
+  EXPECT_FALSE(llvm_decoder_crashes_on(madmk_ff, true));
+  EXPECT_FALSE(llvm_decoder_crashes_on(madmk_fe));
+  EXPECT_TRUE(llvm_decoder_crashes_on(fmamk_ff, true));
+  EXPECT_FALSE(llvm_decoder_crashes_on(fmamk_ff)); // GFX9: v_dot2c_f32_f16, then a literal-source v_cndmask
+  for (const char* t : {"gfx942", "gfx1100"}) {
+    auto d = isatune::codeobj::disassemble_bytes(t, std::string(t) == "gfx942" ? madmk_ff : fmamk_ff);
+    ASSERT_FALSE(d.empty()) << t;
+    EXPECT_FALSE(d[0].valid) << t;
+  }
   // And decoding a literal-source MFMA reports it undecodable instead of crashing the process.
   auto out = isatune::codeobj::disassemble_bytes("gfx942", mfma_literal);
   ASSERT_FALSE(out.empty());

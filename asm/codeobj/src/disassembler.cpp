@@ -78,12 +78,20 @@ std::string unknown_word(std::span<const uint8_t> b) {
 // It also segfaults (also in llvm-mc --disassemble) on a VOP3P-encoded instruction (bits 31:23 0b110100111,
 // which includes the MFMAs) with a source operand of 255, the literal constant these encodings do not allow on
 // GFX9 (seen: 0xd3d94064 0x1800f8ff, an MFMA with a literal src0). Reported undecodable as well.
-bool llvm_decoder_crashes_on(std::span<const uint8_t> b) {
+// And (found by fuzz_codeobj's long run, 2026-12-02; llvm-mc --disassemble segfaults too, on gfx90a-gfx950 and
+// gfx1030-gfx1200) on a VOP2 instruction with a 16-bit KImm constant equal to 0xff: 0x48000000 0x000000ff is
+// v_madmk_f16 (GFX9 opcodes 36/37 madmk/madak_f16; GFX10+ 55/56 fmamk/fmaak_f16). Only the exact value 0xff
+// crashes (all 256 low bytes and several wider values were tried); the 32-bit forms do not.
+bool llvm_decoder_crashes_on(std::span<const uint8_t> b, bool gfx10_plus) {
   if (b.size() < 8) return false;
   const uint32_t op = b[3] >> 2;
   if ((op == 0x38 || op == 0x3a) && b[7] == 0xff) return true;
   const uint32_t first = b[0] | b[1] << 8 | b[2] << 16 | uint32_t(b[3]) << 24;
   const uint32_t second = b[4] | b[5] << 8 | b[6] << 16 | uint32_t(b[7]) << 24;
+  if ((first >> 31) == 0 && second == 0xff) { // VOP2, then its KImm
+    const uint32_t vop2 = (first >> 25) & 0x3f;
+    if (gfx10_plus ? (vop2 == 55 || vop2 == 56) : (vop2 == 36 || vop2 == 37)) return true;
+  }
   if ((first >> 23) != 0x1a7) return false;
   for (int src = 0; src < 3; ++src)
     if (((second >> (9 * src)) & 0x1ff) == 0xff) return true;
@@ -115,6 +123,7 @@ std::vector<DisassembledInstruction> disassemble_bytes(std::string_view target, 
   // process (reportFatalUsageError), so refuse those here.
   if (!sti->checkFeatures("+gcn3-encoding") && !sti->checkFeatures("+gfx10-insts"))
     throw InputError("LLVM cannot disassemble AMD target '" + cpu + "' (GFX6/GFX7 encoding)");
+  const bool gfx10_plus = sti->checkFeatures("+gfx10-insts");
   std::unique_ptr<llvm::MCInstrInfo> mii(t->createMCInstrInfo());
   llvm::MCContext ctx(triple, mai.get(), mri.get(), sti.get());
   std::unique_ptr<llvm::MCDisassembler> dis(t->createMCDisassembler(*sti, ctx));
@@ -135,7 +144,7 @@ std::vector<DisassembledInstruction> disassemble_bytes(std::string_view target, 
   while (pc < end) {
     llvm::MCInst inst;
     uint64_t size = 0;
-    auto status = llvm_decoder_crashes_on(std::span<const uint8_t>(padded).subspan(pc))
+    auto status = llvm_decoder_crashes_on(std::span<const uint8_t>(padded).subspan(pc), gfx10_plus)
                       ? llvm::MCDisassembler::Fail
                       : dis->getInstruction(inst, size, bytes.slice(pc), pc, llvm::nulls());
     DisassembledInstruction d;
