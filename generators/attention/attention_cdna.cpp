@@ -552,39 +552,15 @@ struct Emitter {
       // K: chunk u is key row j + u * rpp
       if (g.dk) {
         dma_load(dma_k, rs[1], v_t);
-      } else {
-      b.emit("v_mov_b32", {v_t, v_koff});
-      for (int u = 0; u < g.nch; ++u) {
-        b.buffer_load(stage.sub(uint8_t(4 * u), 4), v_t, rs[1], 0, offen());
-        if (u + 1 < g.nch)
-          b.emit("v_add_u32", {v_t, s_kstep, v_t});
-      }
-      for (int u = 0; u < g.nch; ++u)
-        b.ds_write(v_klds, stage.sub(uint8_t(4 * u), 4), uint16_t(u * g.rpp * g.kp));
+      } else { // the same loads and LDS writes as the ping-pong schedule's (PingPong)
+        pp.load(rs[1], v_koff, s_kstep);
+        pp.write_k();
       }
       if (g.dv) {
         dma_load(dma_v, rs[2], v_t);
       } else {
-      b.emit("v_mov_b32", {v_t, v_voff});
-      for (int u = 0; u < g.nch; ++u) {
-        b.buffer_load(stage.sub(uint8_t(4 * u), 4), v_t, rs[2], 0, offen());
-        if (u + 1 < g.nch)
-          b.emit("v_add_u32", {v_t, s_vstep, v_t});
-      }
-      for (int u = 0; u < g.nch; ++u)
-        for (int e = 0; e < 8; ++e) {
-          Reg data = stage.sub(uint8_t(4 * u + e / 2));
-          if (e % 2) {
-            b.emit("v_lshrrev_b32",
-                   {v_t2, 16, data}); // the high half (the emulator has no ds_write_b16_d16_hi)
-            data = v_t2;
-          }
-          Modifiers m;
-          const int off = u * g.rpp * 2 + e * g.vp;
-          if (off)
-            m.offset = off;
-          b.emit("ds_write_b16", {v_vlds, data}, m);
-        }
+        pp.load(rs[2], v_voff, s_vstep);
+        pp.write_v(); // transposed, 16 bits at a time (the emulator has no ds_write_b16_d16_hi)
       }
       b.s_barrier(); // (lds_dma: insert_waits puts the vmcnt wait for the LDS-DMA loads before it)
     }
