@@ -25,10 +25,15 @@ POINTS = {
                "waves=8,block_n=32,mfma=32x32x8,p_round=rtne",
                "waves=8,block_n=64,mfma=32x32x8,p_round=rtz",
                "waves=8,block_n=64,mfma=32x32x8,p_round=rtz,mfma_prio=1",
-               "waves=8,block_n=64,mfma=16x16x16,p_round=rtne"],
+               "waves=8,block_n=64,mfma=16x16x16,p_round=rtne",
+               "waves=4,block_n=64,mfma=32x32x8,p_round=rtne,lds_dma=kv",
+               "waves=8,block_n=32,mfma=32x32x8,p_round=rtz,pingpong=1",
+               "waves=8,block_n=32,mfma=32x32x8,p_round=rtz,pingpong=1,mfma_prio=1"],
     "gfx950": ["waves=4,block_n=64,mfma=32x32x16,p_round=rtne",
                "waves=8,block_n=64,mfma=32x32x16,p_round=rtz",
-               "waves=8,block_n=64,mfma=16x16x32,p_round=rtne"],
+               "waves=8,block_n=64,mfma=16x16x32,p_round=rtne",
+               "waves=4,block_n=64,mfma=32x32x16,p_round=rtne,lds_dma=kv",
+               "waves=8,block_n=64,mfma=32x32x16,p_round=rtne,pingpong=1"],
 }
 # AITER's own measurement, op_tests/cpp/mha/README.md (github.com/ROCm/aiter at 0403bcdfd0), nearest row:
 # batch 1, q_nheads 32, kv_nheads 8 (GQA, not our 16/16), seqlen 4096, hdim 128: FWD TFLOP/s.
