@@ -419,7 +419,7 @@ size_t Database::import_from(const std::string& dir) {
         const std::string decided_at = need_str(*r, "decided_at", where);
         if (!run_guid.empty() && query("SELECT 1 FROM runs WHERE guid=?", {run_guid}).empty())
           record_run_start(RunRecord{run_guid, "import", "", "", decided_at, decided_at});
-        Stmt w(db_, R"sql(
+        Stmt w(db_, (R"sql(
 INSERT INTO rerank_winners(generator, signature, target_id, compute_units, device_kind, problem, measurement_id,
                            variant_id, median_ms, search_best_ms, rerank_median_ms, rerank_lo_ms, rerank_hi_ms,
                            candidates, rounds, separated, flip_rate, run_guid, decided_at)
@@ -428,14 +428,8 @@ INSERT INTO rerank_winners(generator, signature, target_id, compute_units, devic
     SELECT x.id FROM measurements x JOIN devices d ON d.id = x.device_id
     WHERE x.variant_id = ?7 AND x.problem = ?6 AND x.status = 'ok' AND x.median_ms IS NOT NULL
       AND x.device_kind = ?5 AND d.target_id = ?3 AND d.compute_units = ?4
-    ORDER BY x.median_ms, x.id LIMIT 1)
-  ON CONFLICT(generator, signature, target_id, compute_units, device_kind, problem) DO UPDATE SET
-    measurement_id = excluded.measurement_id, variant_id = excluded.variant_id, median_ms = excluded.median_ms,
-    search_best_ms = excluded.search_best_ms, rerank_median_ms = excluded.rerank_median_ms,
-    rerank_lo_ms = excluded.rerank_lo_ms, rerank_hi_ms = excluded.rerank_hi_ms, candidates = excluded.candidates,
-    rounds = excluded.rounds, separated = excluded.separated, flip_rate = excluded.flip_rate,
-    run_guid = excluded.run_guid, decided_at = excluded.decided_at
-  WHERE excluded.decided_at > rerank_winners.decided_at)sql");
+    ORDER BY x.median_ms, x.id LIMIT 1))sql" +
+                        std::string(detail::kRerankWinnerNewerWins)).c_str());
         w.bind(1, need_str(e, "generator", where))
             .bind(2, e.find("signature") ? e.find("signature")->canonical() : "{}")
             .bind(3, need_str(*r, "target_id", where))

@@ -114,6 +114,7 @@ INSERT INTO measurements(variant_id, device_id, problem, status, median_ms, p20_
 // Schema version 5's tables. A vendor time is keyed by strings: the newer one wins. A re-ranking winner is mapped
 // to this database's variant and to its fastest ok measurement of the problem on a device of that key (the
 // measurement ids differ); the newer decision wins. Readers drop a winner that `best` has since beaten.
+// Followed by kRerankWinnerNewerWins (sqlite_stmt.h), the conflict rule it shares with db import.
 const char* kCopyBaselines = R"sql(
 INSERT INTO vendor_times(generator, signature, target_id, compute_units, problem, library, median_ms, p20_ms, p80_ms,
                          min_ms, count, timing_method, source, device_id, measured_at, message)
@@ -138,15 +139,7 @@ INSERT INTO rerank_winners(generator, signature, target_id, compute_units, devic
     WHERE x.variant_id = vm.dst AND x.problem = w.problem AND x.status = 'ok' AND x.median_ms IS NOT NULL
       AND x.device_kind = w.device_kind AND d.target_id = w.target_id AND d.compute_units = w.compute_units
     ORDER BY x.median_ms, x.id LIMIT 1)
-  WHERE true
-  ON CONFLICT(generator, signature, target_id, compute_units, device_kind, problem) DO UPDATE SET
-    measurement_id = excluded.measurement_id, variant_id = excluded.variant_id, median_ms = excluded.median_ms,
-    search_best_ms = excluded.search_best_ms, rerank_median_ms = excluded.rerank_median_ms,
-    rerank_lo_ms = excluded.rerank_lo_ms, rerank_hi_ms = excluded.rerank_hi_ms, candidates = excluded.candidates,
-    rounds = excluded.rounds, separated = excluded.separated, flip_rate = excluded.flip_rate,
-    run_guid = excluded.run_guid, decided_at = excluded.decided_at
-  WHERE excluded.decided_at > rerank_winners.decided_at;
-)sql";
+  WHERE true)sql";
 
 std::string device_key_text(Stmt& s, int first) {
   return s.text(first) + " " + s.text(first + 1) + " '" + s.text(first + 2) + "' " + s.text(first + 3) + " CUs";
@@ -267,7 +260,7 @@ MergeReport Database::merge(const std::vector<std::string>& inputs, uint32_t exp
       f.measurements_added = size_t(sqlite3_changes(db_));
       exec(db_, kCopyRunless, path_ + " <- " + path);
       f.measurements_added += size_t(sqlite3_changes(db_));
-      exec(db_, kCopyBaselines, path_ + " <- " + path);
+      exec(db_, (std::string(kCopyBaselines) + detail::kRerankWinnerNewerWins + ";").c_str(), path_ + " <- " + path);
       cleanup();
       exec(db_, "COMMIT", path_);
       for (auto& [dev, kind] : added_kinds) kinds[dev].insert(kind);

@@ -46,6 +46,17 @@ private:
   sqlite3_stmt* s_ = nullptr;
 };
 
+// How a rerank winner arriving from another file (db merge, db import) meets one already here: the newer
+// decision replaces every field, an older one changes nothing. The tail of both INSERTs into rerank_winners.
+inline constexpr const char kRerankWinnerNewerWins[] = R"sql(
+  ON CONFLICT(generator, signature, target_id, compute_units, device_kind, problem) DO UPDATE SET
+    measurement_id = excluded.measurement_id, variant_id = excluded.variant_id, median_ms = excluded.median_ms,
+    search_best_ms = excluded.search_best_ms, rerank_median_ms = excluded.rerank_median_ms,
+    rerank_lo_ms = excluded.rerank_lo_ms, rerank_hi_ms = excluded.rerank_hi_ms, candidates = excluded.candidates,
+    rounds = excluded.rounds, separated = excluded.separated, flip_rate = excluded.flip_rate,
+    run_guid = excluded.run_guid, decided_at = excluded.decided_at
+  WHERE excluded.decided_at > rerank_winners.decided_at)sql";
+
 // Schema creation and migrations (schema.cpp). Applies the steps from the file's version up to `target`
 // inside the caller's transaction.
 void migrate(sqlite3* db, int from_version, int target, const std::string& context);
