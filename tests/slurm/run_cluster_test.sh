@@ -38,7 +38,9 @@ echo "cluster up at $(ms) ms"
 for _ in 1 2 3 4; do echo "rows=$((1 + RANDOM % 7)),N=$((33 + RANDOM % 400))"; done > "$W/problems.txt"
 TUNE=(rmsnorm --target gfx942 --device emu --problems "$W/problems.txt" --strategy exhaustive --budget 16 -j 1
       --timeout 60)
-count() { sqlite3 "$1" "SELECT count(*) FROM measurements" 2>/dev/null || echo 0; }
+# Readers wait for a writer's lock: where the database runs in rollback-journal mode (ISATUNE_DB_JOURNAL=delete, or
+# a network/FUSE filesystem such as a CI container's), a reader without a timeout gets "database is locked".
+count() { sqlite3 -cmd ".timeout 10000" "$1" "SELECT count(*) FROM measurements" 2>/dev/null || echo 0; }
 wait_jobs() { # until squeue holds none of the given jobs
   for _ in $(seq 1200); do [ -z "$(squeue -h -j "$1" 2>/dev/null)" ] && return 0; sleep 0.1; done
   fail "jobs $1 still queued after 120 s: $(squeue -j "$1")"
@@ -53,12 +55,32 @@ merge=$(jfield merge_job < submit.json)
 [ -n "$array" ] && [ -n "$merge" ] || fail "no job ids in $(cat submit.json)"
 echo "submitted array $array and merge $merge at $(ms) ms"
 
-# Kill shard 1 once it has committed a few evaluations (of 16).
-for _ in $(seq 1200); do [ "$(count run/shards/shard-1.sqlite)" -ge 3 ] && break; sleep 0.1; done
+# Kill shard 1 once it has committed a few evaluations (of 16). So that a fast machine cannot finish the shard
+# between the poll and the kill, the test first takes the shard database's write lock (BEGIN IMMEDIATE, held by a
+# background sqlite3): the shard's next commit waits on it (its busy timeout is 30 s) until the kill lands. The
+# lock is let go once the array has ended, so the merge job reads the killed shard as a user's merge would.
+for _ in $(seq 2400); do [ "$(count run/shards/shard-1.sqlite)" -ge 3 ] && break; sleep 0.05; done
+mkfifo "$W/lock.fifo"
+sqlite3 run/shards/shard-1.sqlite < "$W/lock.fifo" > "$W/lock.log" 2>&1 &
+lock_holder=$!
+exec 8> "$W/lock.fifo"
+printf '.timeout 10000\nBEGIN IMMEDIATE;\n' >&8
+locked=0
+for _ in $(seq 200); do # until a second writer is refused: the holder has the lock
+  if ! sqlite3 run/shards/shard-1.sqlite "BEGIN IMMEDIATE; ROLLBACK;" >/dev/null 2>&1; then locked=1; break; fi
+  sleep 0.05
+done
+[ "$locked" = 1 ] || fail "could not hold shard 1's write lock"
 n_at_kill=$(count run/shards/shard-1.sqlite)
 scancel --signal=KILL "${array}_1" || fail "scancel ${array}_1"
 echo "killed shard 1 with $n_at_kill measurements at $(ms) ms"
-wait_jobs "$array,$merge"
+wait_jobs "$array"
+[ "$(count run/shards/shard-1.sqlite)" = "$n_at_kill" ] \
+  || fail "shard 1 committed past the held lock ($(count run/shards/shard-1.sqlite) measurements, $n_at_kill at the kill)"
+printf 'ROLLBACK;\n' >&8
+exec 8>&-
+wait "$lock_holder" || { cat "$W/lock.log"; fail "the sqlite3 holding shard 1's lock failed"; }
+wait_jobs "$merge"
 [ "$n_at_kill" -ge 3 ] && [ "$n_at_kill" -lt 16 ] || fail "shard 1 had $n_at_kill measurements when killed (want 3..15)"
 
 "$ISATUNE" slurm status --out run --json > status1.json
