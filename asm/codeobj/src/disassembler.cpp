@@ -1,7 +1,8 @@
-// Disassembly through LLVM's MCDisassembler and MCInstPrinter for amdgcn-amd-amdhsa. Every call builds its
-// own MC objects, so calls from several threads do not share state.
+// Disassembly through LLVM's MCDisassembler and MCInstPrinter for amdgcn-amd-amdhsa. Each thread keeps its own
+// MC objects per target (building them costs more than decoding a small kernel), so threads share no state.
 #include "isatune/codeobj/disassembler.h"
 
+#include <map>
 #include <memory>
 
 #include "llvm/MC/MCAsmInfo.h"
@@ -98,38 +99,75 @@ bool llvm_decoder_crashes_on(std::span<const uint8_t> b, bool gfx10_plus) {
   return false;
 }
 
-std::vector<DisassembledInstruction> disassemble_bytes(std::string_view target, std::span<const uint8_t> code) {
-  detail::init_amdgpu_target();
-  std::string cpu, features;
-  split_target(target, cpu, features);
+namespace {
 
-  llvm::Triple triple(kTriple);
+// The MC objects of one target, built once per thread (MCContext and the printer are not safe to share).
+struct DisassemblerMc {
+  llvm::Triple triple{kTriple};
+  std::unique_ptr<llvm::MCRegisterInfo> mri;
+  std::unique_ptr<llvm::MCAsmInfo> mai;
+  std::unique_ptr<llvm::MCSubtargetInfo> sti;
+  std::unique_ptr<llvm::MCInstrInfo> mii;
+  std::unique_ptr<llvm::MCContext> ctx;
+  std::unique_ptr<llvm::MCDisassembler> dis;
+  std::unique_ptr<llvm::MCInstPrinter> printer;
+  bool gfx10_plus = false;
+};
+
+// Builds the MC objects for cpu/features, or throws what is wrong with the target.
+std::unique_ptr<DisassemblerMc> build_mc(std::string_view target, const std::string& cpu,
+                                         const std::string& features) {
+  auto mc = std::make_unique<DisassemblerMc>();
   std::string error;
-  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(llvm_compat::triple_arg(triple), error);
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(llvm_compat::triple_arg(mc->triple), error);
   if (!t) throw UnavailableError("LLVM has no AMDGPU target: " + error);
-  std::unique_ptr<llvm::MCRegisterInfo> mri(t->createMCRegInfo(llvm_compat::triple_arg(triple)));
+  mc->mri.reset(t->createMCRegInfo(llvm_compat::triple_arg(mc->triple)));
   llvm::MCTargetOptions options;
-  std::unique_ptr<llvm::MCAsmInfo> mai(t->createMCAsmInfo(*mri, llvm_compat::triple_arg(triple), options));
+  mc->mai.reset(t->createMCAsmInfo(*mc->mri, llvm_compat::triple_arg(mc->triple), options));
   // A CDNA target newer than the linked LLVM (gfx950 on LLVM 19): say which LLVM it needs.
   if (const cdna::TargetInfo* info = cdna::find_target(cpu))
     cdna::check_llvm_knows(*info, ISATUNE_LLVM_MAJOR, ISATUNE_LLVM_VERSION_STRING);
   // Checked first: createMCSubtargetInfo would print a warning and carry on with a generic processor.
   if (llvm::AMDGPU::parseArchAMDGCN(cpu) == llvm::AMDGPU::GK_NONE)
     throw InputError("unknown AMD target '" + std::string(target) + "' for the disassembler");
-  std::unique_ptr<llvm::MCSubtargetInfo> sti(t->createMCSubtargetInfo(llvm_compat::triple_arg(triple), cpu, features));
-  if (!sti)
+  mc->sti.reset(t->createMCSubtargetInfo(llvm_compat::triple_arg(mc->triple), cpu, features));
+  if (!mc->sti)
     throw InputError("unknown AMD target '" + std::string(target) + "' for the disassembler");
   // LLVM's AMDGPU disassembler supports GFX8 (VI encoding) and later; for GFX6/GFX7 its constructor ends the
   // process (reportFatalUsageError), so refuse those here.
-  if (!sti->checkFeatures("+gcn3-encoding") && !sti->checkFeatures("+gfx10-insts"))
+  if (!mc->sti->checkFeatures("+gcn3-encoding") && !mc->sti->checkFeatures("+gfx10-insts"))
     throw InputError("LLVM cannot disassemble AMD target '" + cpu + "' (GFX6/GFX7 encoding)");
-  const bool gfx10_plus = sti->checkFeatures("+gfx10-insts");
-  std::unique_ptr<llvm::MCInstrInfo> mii(t->createMCInstrInfo());
-  llvm::MCContext ctx(triple, mai.get(), mri.get(), sti.get());
-  std::unique_ptr<llvm::MCDisassembler> dis(t->createMCDisassembler(*sti, ctx));
-  std::unique_ptr<llvm::MCInstPrinter> printer(
-      t->createMCInstPrinter(triple, mai->getAssemblerDialect(), *mai, *mii, *mri));
-  if (!dis || !printer) throw UnavailableError("LLVM's AMDGPU disassembler is not available");
+  mc->gfx10_plus = mc->sti->checkFeatures("+gfx10-insts");
+  mc->mii.reset(t->createMCInstrInfo());
+  mc->ctx = std::make_unique<llvm::MCContext>(mc->triple, mc->mai.get(), mc->mri.get(), mc->sti.get());
+  mc->dis.reset(t->createMCDisassembler(*mc->sti, *mc->ctx));
+  mc->printer.reset(t->createMCInstPrinter(mc->triple, mc->mai->getAssemblerDialect(), *mc->mai, *mc->mii, *mc->mri));
+  if (!mc->dis || !mc->printer) throw UnavailableError("LLVM's AMDGPU disassembler is not available");
+  return mc;
+}
+
+// This thread's MC objects for the target. The key space is small (a processor name and the four target-id
+// features; split_target refuses any other), and only targets that built are kept, so a bad target is refused
+// with the same error on every call.
+const DisassemblerMc& mc_for(std::string_view target, const std::string& cpu, const std::string& features) {
+  thread_local std::map<std::string, std::unique_ptr<DisassemblerMc>> cache;
+  const std::string key = cpu + ":" + features;
+  if (auto it = cache.find(key); it != cache.end()) return *it->second;
+  if (cache.size() >= 64) cache.clear(); // bounded whatever the callers ask for
+  return *cache.emplace(key, build_mc(target, cpu, features)).first->second;
+}
+
+} // namespace
+
+std::vector<DisassembledInstruction> disassemble_bytes(std::string_view target, std::span<const uint8_t> code) {
+  detail::init_amdgpu_target();
+  std::string cpu, features;
+  split_target(target, cpu, features);
+  const DisassemblerMc& mc = mc_for(target, cpu, features);
+  const bool gfx10_plus = mc.gfx10_plus;
+  llvm::MCDisassembler* dis = mc.dis.get();
+  llvm::MCInstPrinter* printer = mc.printer.get();
+  const llvm::MCSubtargetInfo* sti = mc.sti.get();
 
   // LLVM 22's decoder also crashes (a dangling Twine in its "cannot read literal" message) when an instruction
   // needs a 32-bit literal that is cut off by the end of the bytes. The decoder therefore reads a copy padded
