@@ -13,7 +13,10 @@
 // whose k layout is exactly the S^T result's register layout (no shuffle). At the end O is divided by the row
 // sum (the two half-waves' partial sums added) and stored masked to the real query rows; LSE = ln 2 * (m +
 // log2 l).
+#include <algorithm>
 #include <bit>
+#include <string>
+#include <vector>
 
 #include "attention_common.h"
 #include "isatune/cdna/builder.h"
@@ -46,30 +49,62 @@ struct Geometry {
   // tile T; G = 64 / T lane groups; R = T * T / 64 accumulator registers per tile; e = kdim / G elements of
   // an A/B operand per lane (kregs = e / 2 VGPRs). Lane group hg = lane / T holds k = [hg * e, hg * e + e) of
   // a chunk and, in an accumulator, rows 4G * (r / 4) + 4 hg + r % 4 of register r.
-  int d, bn, kdim, tile, groups, regs, e, nt, kchunks, kregs, ot, pchunks, threads, nch, rpp, kp, vp,
-      ks_bytes, lds, buf;
-  // lds_dma: dk / dv load K / V straight into LDS, row-major with pitch 2 d
-  bool dk, dv;
+  // dqk: head dim of q and k (S = K Q^T runs over it: Q/K fragments, K rows); dv: of v and o (O tiles, V rows)
+  int dqk, dv, bn, kdim, tile, groups, regs, e, nt, kchunks, kregs, ot, pchunks, threads, kp, vp, ks_bytes, lds,
+      buf;
+  // The cooperative load of one block of K or V: 16-byte chunks, split into column segments whose width in
+  // chunks (cpr) is a power of two so that a thread's row and chunk are a shift and a mask of its id (head
+  // dim 192 = 128 + 64 columns). Segment s covers columns [col0, col0 + 8 cpr); a workgroup pass loads rpp =
+  // threads / cpr rows of it, each thread nch chunks (rows j, j + rpp, ...).
+  struct Seg {
+    int col0, cpr, rpp, nch;
+  };
+  std::vector<Seg> kseg, vseg;
+  int nch_k = 0, nch_v = 0, stage_chunks = 0; // chunks per thread of K, of V; staging VGPRs / 4
+  // lds_dma: dma_k / dma_v load K / V straight into LDS, row-major with pitch 2 d
+  bool dma_k, dma_v;
   Geometry(const AttnSig& sig, const CdnaParams& p) {
-    d = sig.head_dim, bn = p.block_n, kdim = p.mfma_k, tile = p.tile;
+    dqk = sig.head_dim, dv = sig.head_dim_v, bn = p.block_n, kdim = p.mfma_k, tile = p.tile;
     groups = 64 / tile, regs = tile * tile / 64, e = kdim / groups;
-    nt = bn / tile, kchunks = d / kdim, kregs = e / 2, ot = d / tile, pchunks = bn / kdim;
+    nt = bn / tile, kchunks = dqk / kdim, kregs = e / 2, ot = dv / tile, pchunks = bn / kdim;
     threads = 64 * p.waves;
-    nch = bn * d / 8 / threads;        // 16-byte chunks of K (and of V) per thread and block
-    rpp = threads / (d / 8);           // key rows one pass of the workgroup loads
-    kp = d * 2 + 16, vp = bn * 2 + 16; // LDS row pitches (16-byte aligned, off the bank period)
-    dk = p.dma_k, dv = p.dma_v;
-    if (dk)
-      kp = d * 2;
+    kseg = segments(dqk), vseg = segments(dv);
+    for (const Seg& s : kseg)
+      nch_k += s.nch;
+    for (const Seg& s : vseg)
+      nch_v += s.nch;
+    kp = dqk * 2 + 16, vp = bn * 2 + 16; // LDS row pitches (16-byte aligned, off the bank period)
+    dma_k = p.dma_k, dma_v = p.dma_v;
+    stage_chunks = std::max(dma_k ? 0 : nch_k, dma_v ? 0 : nch_v);
+    if (dma_k)
+      kp = dqk * 2;
     ks_bytes = bn * kp;
-    lds = ks_bytes + d * vp;
-    if (dv)
-      lds = ks_bytes + bn * d * 2;
+    lds = ks_bytes + dv * vp;
+    if (dma_v)
+      lds = ks_bytes + bn * dv * 2;
     buf = lds; // one K + Vt buffer; pingpong keeps two (block j is read while block j + 1 is written)
     if (p.pingpong)
       lds *= 2;
   }
+  std::vector<Seg> segments(int d) const { // widest first: 192 -> 128 + 64 columns
+    std::vector<Seg> v;
+    int col0 = 0;
+    for (int cpr = 32; cpr >= 1; cpr /= 2)
+      if ((d / 8) & cpr) {
+        v.push_back({col0, cpr, threads / cpr, bn * cpr / threads});
+        col0 += 8 * cpr;
+      }
+    return v;
+  }
 };
+
+// One tensor's cooperative load in registers: per column segment, the lane's first memory offset (voff) and
+// LDS address (vlds) and the memory step between its chunks (s_step = row stride * rpp).
+struct CoopSeg {
+  Geometry::Seg g;
+  Reg voff, vlds, s_step;
+};
+using Coop = std::vector<CoopSeg>;
 
 // pingpong=1: waves [0, waves/2) form group 0, the rest group 1. Both run the same loop, two barriers per key
 // block j: half X_j (K of block j + 1 loaded and written to the other K buffer, S^T MFMAs on K_j, softmax)
@@ -83,36 +118,50 @@ struct PingPong {
   Builder& b;
   const Geometry& g;
   const CdnaParams& p;
-  Reg rs_k, rs_v, v_koff, v_voff, v_klds, v_vlds, v_ksrd, v_vsrd, stage, v_t, v_t2;
-  Reg s_kstep, s_vstep, s_kbstep, s_vbstep, s_kb, s_nkb, s_t, s_wave;
+  Reg rs_k, rs_v;
+  const Coop &kc, &vc;
+  Reg v_ksrd, v_vsrd, stage, v_t, v_t2;
+  Reg s_kbstep, s_vbstep, s_kb, s_nkb, s_t, s_wave;
   Reg s_delta; // the read buffer's distance to the write buffer: +buf or -buf
 
-  void load(Reg rsrc, Reg voff, Reg step) { // 16-byte chunk u of the block: row j + u * rpp
-    b.emit("v_mov_b32", {v_t, voff});
-    for (int u = 0; u < g.nch; ++u) {
-      b.buffer_load(stage.sub(uint8_t(4 * u), 4), v_t, rsrc, 0, offen());
-      if (u + 1 < g.nch)
-        b.emit("v_add_u32", {v_t, step, v_t});
+  void load(Reg rsrc, const Coop& c) { // 16-byte chunk u of a segment: row j + u * rpp; staged in order
+    int u0 = 0;
+    for (const CoopSeg& s : c) {
+      b.emit("v_mov_b32", {v_t, s.voff});
+      for (int u = 0; u < s.g.nch; ++u) {
+        b.buffer_load(stage.sub(uint8_t(4 * (u0 + u)), 4), v_t, rsrc, 0, offen());
+        if (u + 1 < s.g.nch)
+          b.emit("v_add_u32", {v_t, s.s_step, v_t});
+      }
+      u0 += s.g.nch;
     }
   }
   void write_k() {
-    for (int u = 0; u < g.nch; ++u)
-      b.ds_write(v_klds, stage.sub(uint8_t(4 * u), 4), uint16_t(u * g.rpp * g.kp));
+    int u0 = 0;
+    for (const CoopSeg& s : kc) {
+      for (int u = 0; u < s.g.nch; ++u)
+        b.ds_write(s.vlds, stage.sub(uint8_t(4 * (u0 + u)), 4), uint16_t(u * s.g.rpp * g.kp));
+      u0 += s.g.nch;
+    }
   }
   void write_v() { // transposed, 16 bits at a time
-    for (int u = 0; u < g.nch; ++u)
-      for (int e = 0; e < 8; ++e) {
-        Reg data = stage.sub(uint8_t(4 * u + e / 2));
-        if (e % 2) {
-          b.emit("v_lshrrev_b32", {v_t2, 16, data});
-          data = v_t2;
+    int u0 = 0;
+    for (const CoopSeg& s : vc) {
+      for (int u = 0; u < s.g.nch; ++u)
+        for (int e = 0; e < 8; ++e) {
+          Reg data = stage.sub(uint8_t(4 * (u0 + u) + e / 2));
+          if (e % 2) {
+            b.emit("v_lshrrev_b32", {v_t2, 16, data});
+            data = v_t2;
+          }
+          Modifiers m;
+          const int off = u * s.g.rpp * 2 + e * g.vp;
+          if (off)
+            m.offset = off;
+          b.emit("ds_write_b16", {s.vlds, data}, m);
         }
-        Modifiers m;
-        const int off = u * g.rpp * 2 + e * g.vp;
-        if (off)
-          m.offset = off;
-        b.emit("ds_write_b16", {v_vlds, data}, m);
-      }
+      u0 += s.g.nch;
+    }
   }
   // jumps to `skip` when block j + 1 does not exist (s_kb = j)
   void branch_if_last(Label skip) {
@@ -129,9 +178,9 @@ struct PingPong {
     b.bind(skip);
   }
   void prologue() { // block 0 into buffer 0, the resources to block 1, the writes to buffer 1
-    load(rs_k, v_koff, s_kstep);
+    load(rs_k, kc);
     write_k();
-    load(rs_v, v_voff, s_vstep);
+    load(rs_v, vc);
     write_v();
     for (auto [r, step] : {std::pair{rs_k, s_kbstep}, std::pair{rs_v, s_vbstep}}) {
       b.emit("s_add_u32", {r.sub(0), r.sub(0), step});
@@ -140,15 +189,16 @@ struct PingPong {
     }
     s_delta = b.alloc_s(1, "pp_delta");
     b.s_mov(s_delta, int64_t(g.buf));
-    b.emit("v_add_u32", {v_klds, g.buf, v_klds});
-    b.emit("v_add_u32", {v_vlds, g.buf, v_vlds});
+    for (const Coop* c : {&kc, &vc})
+      for (const CoopSeg& s : *c)
+        b.emit("v_add_u32", {s.vlds, g.buf, s.vlds});
     b.s_barrier();
     stagger(true);
   }
-  void load_next(Reg rsrc, Reg voff, Reg step) {
+  void load_next(Reg rsrc, const Coop& c) {
     Label skip = b.label(rsrc == rs_k ? "pp_no_next_k" : "pp_no_next_v");
     branch_if_last(skip);
-    load(rsrc, voff, step);
+    load(rsrc, c);
     b.bind(skip);
   }
   void store_next_k() {
@@ -157,9 +207,9 @@ struct PingPong {
     write_k();
     b.bind(skip);
   }
-  void half(Reg rsrc, Reg voff, Reg step) { // end of X_j, start of Y_j
+  void half(Reg rsrc, const Coop& c) { // end of X_j, start of Y_j
     b.s_barrier();
-    load_next(rsrc, voff, step);
+    load_next(rsrc, c);
   }
   void end_iteration() { // end of Y_j: reads move to the buffer just written, writes to the one just read
     Label skip = b.label("pp_no_store_v");
@@ -170,8 +220,9 @@ struct PingPong {
     for (Reg r : {v_ksrd, v_vsrd})
       b.emit("v_add_u32", {r, s_delta, r});
     b.emit("s_sub_u32", {s_delta, 0, s_delta});
-    for (Reg r : {v_klds, v_vlds})
-      b.emit("v_add_u32", {r, s_delta, r});
+    for (const Coop* c : {&kc, &vc})
+      for (const CoopSeg& s : *c)
+        b.emit("v_add_u32", {s.vlds, s_delta, s.vlds});
   }
 };
 
@@ -237,13 +288,13 @@ struct Emitter {
   struct DmaStream {
     Reg voff, s_m0, s_step; // the lane's first memory offset, the wave's first M0, the offset step
   };
-  DmaStream dma_setup(Reg tid, Reg s_wave, Reg s_stride, int lds_base, Reg v_t, Reg v_t2) {
-    const int seg = dma_bytes(), rows = seg / (2 * g.d);
+  DmaStream dma_setup(int d_head, Reg tid, Reg s_wave, Reg s_stride, int lds_base, Reg v_t, Reg v_t2) {
+    const int seg = dma_bytes(), rows = seg / (2 * d_head);
     DmaStream d{b.alloc_v(1, "dma_off"), b.alloc_s(1, "dma_m0"), b.alloc_s(1, "dma_step")};
     b.emit("v_and_b32", {v_t, 63, tid});
     b.emit("v_lshlrev_b32", {v_t, log2i(seg / 64), v_t}); // the lane's byte in the segment
-    b.emit("v_lshrrev_b32", {v_t2, log2i(2 * g.d), v_t}); // its row
-    b.emit("v_and_b32", {v_t, 2 * g.d - 1, v_t});         // its byte in the row
+    b.emit("v_lshrrev_b32", {v_t2, log2i(2 * d_head), v_t}); // its row
+    b.emit("v_and_b32", {v_t, 2 * d_head - 1, v_t});         // its byte in the row
     b.emit("s_mul_i32", {d.s_m0, s_wave, rows});          // the wave's first row
     b.emit("v_add_u32", {v_t2, d.s_m0, v_t2});
     b.emit("v_mul_lo_u32", {d.voff, v_t2, s_stride});
@@ -255,8 +306,8 @@ struct Emitter {
     return d;
   }
   // One block of a tensor into LDS (the resource already points at the block's first row).
-  void dma_load(const DmaStream& d, Reg rs, Reg v_t) {
-    const int seg = dma_bytes(), n = g.bn * g.d * 2 / (seg * p.waves);
+  void dma_load(int d_head, const DmaStream& d, Reg rs, Reg v_t) {
+    const int seg = dma_bytes(), n = g.bn * d_head * 2 / (seg * p.waves);
     const char* op = seg == 1024 ? "buffer_load_dwordx4_lds" : "buffer_load_dword_lds";
     b.s_mov(m0(), d.s_m0);
     b.emit("v_mov_b32", {v_t, d.voff});
@@ -281,7 +332,7 @@ struct Emitter {
           const int f = c * g.e + 4 * q, key = (f / g.regs) * g.tile + acc_row(f % g.regs);
           for (int x = 0; x < 4; ++x)
             b.ds_read((x % 2 ? vf_odd : vf).sub(uint8_t(c * g.kregs + 2 * q + x / 2)), v_vsrd,
-                      uint16_t(u * g.tile * 4 + (key + x) * 2 * g.d));
+                      uint16_t(u * g.tile * 4 + (key + x) * 2 * g.dv));
         }
       for (int r = 0; r < g.pchunks * g.kregs; ++r) {
         Reg ev = vf.sub(uint8_t(r)), od = vf_odd.sub(uint8_t(r));
@@ -357,7 +408,7 @@ struct Emitter {
         s_q0 = b.alloc_s(1);
     Reg s_nkb = b.alloc_s(1), s_wlim = b.alloc_s(1), s_kb = b.alloc_s(1), s_j0 = b.alloc_s(1),
         s_negj0 = b.alloc_s(1);
-    Reg s_kstep = b.alloc_s(1), s_vstep = b.alloc_s(1), s_kbstep = b.alloc_s(1), s_vbstep = b.alloc_s(1);
+    Reg s_kbstep = b.alloc_s(1), s_vbstep = b.alloc_s(1);
     Reg s_7fff = b.alloc_s(1), s_sel_hi = b.alloc_s(1), s_sel_lo = b.alloc_s(1), s_save = b.alloc_s(2);
     const Reg s_h = b.workgroup_id(1), s_b = b.workgroup_id(2);
     Reg s_bm = b.workgroup_id(0);
@@ -467,25 +518,37 @@ struct Emitter {
     b.emit("v_sub_u32", {v_limh, v_limh, v_t}); // keys of register r are 4 hg + (tile n + acc_row(r))
 
     // ---- cooperative K/V load addresses (the resources move by block_n rows per block)
-    const int cpr = g.d / 8;
-    Reg v_koff = b.alloc_v(1, "koff"), v_voff = b.alloc_v(1, "voff"), v_klds = b.alloc_v(1, "klds");
-    Reg v_vlds = b.alloc_v(1, "vlds"), v_ksrd = b.alloc_v(1, "ksrd"), v_vsrd = b.alloc_v(1, "vsrd");
-    b.emit("v_lshrrev_b32", {v_t, log2i(cpr), tid}); // key row j
-    b.emit("v_and_b32", {v_t2, cpr - 1, tid});       // 8-element column chunk
-    b.emit("v_lshlrev_b32", {v_t2, 4, v_t2});        // its byte offset in a row
-    b.emit("v_mul_lo_u32", {v_koff, v_t, s_kss});
-    b.emit("v_add_u32", {v_koff, v_koff, v_t2});
-    b.emit("v_mul_lo_u32", {v_voff, v_t, s_vss});
-    b.emit("v_add_u32", {v_voff, v_voff, v_t2});
-    b.emit("v_mul_u32_u24", {v_klds, g.kp, v_t});
-    b.emit("v_add_u32", {v_klds, v_klds, v_t2});
-    b.emit("v_lshlrev_b32", {v_vlds, 1, v_t}); // Vt[d0][j]: j * 2
-    b.emit("v_lshrrev_b32", {v_t2, 1, v_t2});  // d0 = column bytes / 2
-    b.emit("v_mul_u32_u24", {v_t2, g.vp, v_t2});
-    b.emit("v_add_u32", {v_vlds, v_vlds, v_t2});
-    b.emit("v_add_u32", {v_vlds, g.ks_bytes, v_vlds});
-    b.emit("s_mul_i32", {s_kstep, s_kss, g.rpp});
-    b.emit("s_mul_i32", {s_vstep, s_vss, g.rpp});
+    Reg v_ksrd = b.alloc_v(1, "ksrd"), v_vsrd = b.alloc_v(1, "vsrd");
+    // per column segment: row j = tid / cpr, chunk tid % cpr; K row-major in LDS (pitch kp), V transposed
+    // (Vt[d0][j] at d0 * vp + 2 j)
+    auto coop = [&](const std::vector<Geometry::Seg>& segs, Reg s_ss, bool is_k) {
+      Coop c;
+      for (const Geometry::Seg& sg : segs) {
+        const std::string n = std::string(is_k ? "k" : "v") + std::to_string(sg.col0);
+        CoopSeg cs{sg, b.alloc_v(1, n + "off"), b.alloc_v(1, n + "lds"), b.alloc_s(1, n + "step")};
+        b.emit("v_lshrrev_b32", {v_t, log2i(sg.cpr), tid}); // key row j
+        b.emit("v_and_b32", {v_t2, sg.cpr - 1, tid});       // 8-element column chunk
+        b.emit("v_lshlrev_b32", {v_t2, 4, v_t2});           // its byte offset in a row
+        if (sg.col0)
+          b.emit("v_add_u32", {v_t2, 2 * sg.col0, v_t2});
+        b.emit("v_mul_lo_u32", {cs.voff, v_t, s_ss});
+        b.emit("v_add_u32", {cs.voff, cs.voff, v_t2});
+        if (is_k) {
+          b.emit("v_mul_u32_u24", {cs.vlds, g.kp, v_t});
+          b.emit("v_add_u32", {cs.vlds, cs.vlds, v_t2});
+        } else {
+          b.emit("v_lshlrev_b32", {cs.vlds, 1, v_t}); // Vt[d0][j]: j * 2
+          b.emit("v_lshrrev_b32", {v_t2, 1, v_t2});   // d0 = column bytes / 2
+          b.emit("v_mul_u32_u24", {v_t2, g.vp, v_t2});
+          b.emit("v_add_u32", {cs.vlds, cs.vlds, v_t2});
+          b.emit("v_add_u32", {cs.vlds, g.ks_bytes, cs.vlds});
+        }
+        b.emit("s_mul_i32", {cs.s_step, s_ss, sg.rpp});
+        c.push_back(cs);
+      }
+      return c;
+    };
+    const Coop kc = coop(g.kseg, s_kss, true), vc = coop(g.vseg, s_vss, false);
     b.emit("s_mul_i32", {s_kbstep, s_kss, g.bn});
     b.emit("s_mul_i32", {s_vbstep, s_vss, g.bn});
     // fragment reads: K row i (tile n adds tile rows), dims hg * e; Vt row i (tile t adds tile), keys 4 hg
@@ -497,12 +560,12 @@ struct Emitter {
     b.emit("v_add_u32", {v_vsrd, v_vsrd, v_t});
     b.emit("v_add_u32", {v_vsrd, g.ks_bytes, v_vsrd});
     DmaStream dma_k, dma_v;
-    if (g.dk)
-      dma_k = dma_setup(tid, s_wave, s_kss, 0, v_t, v_t2);
-    if (g.dv) { // V row-major: lane (i, hg) reads dim pair i of keys 4 hg + ...
-      dma_v = dma_setup(tid, s_wave, s_vss, g.ks_bytes, v_t, v_t2);
+    if (g.dma_k)
+      dma_k = dma_setup(g.dqk, tid, s_wave, s_kss, 0, v_t, v_t2);
+    if (g.dma_v) { // V row-major: lane (i, hg) reads dim pair i of keys 4 hg + ...
+      dma_v = dma_setup(g.dv, tid, s_wave, s_vss, g.ks_bytes, v_t, v_t2);
       b.emit("v_lshlrev_b32", {v_vsrd, 2, v_i});
-      b.emit("v_lshlrev_b32", {v_t, log2i(8 * g.d), v_h});
+      b.emit("v_lshlrev_b32", {v_t, log2i(8 * g.dv), v_h});
       b.emit("v_add_u32", {v_vsrd, v_vsrd, v_t});
       b.emit("v_add_u32", {v_vsrd, g.ks_bytes, v_vsrd});
     }
@@ -514,8 +577,8 @@ struct Emitter {
     Reg pk = b.alloc_v(uint8_t(g.regs * g.nt / 2), "p");
     Reg kf = b.alloc_v(uint8_t(g.kchunks * g.kregs), "kf");
     Reg vf = b.alloc_v(uint8_t(g.pchunks * g.kregs), "vf");
-    Reg vf_odd = g.dv ? b.alloc_v(uint8_t(g.pchunks * g.kregs), "vf_odd") : Reg{};
-    Reg stage = g.dk && g.dv ? Reg{} : b.alloc_v(uint8_t(4 * g.nch), "stage");
+    Reg vf_odd = g.dma_v ? b.alloc_v(uint8_t(g.pchunks * g.kregs), "vf_odd") : Reg{};
+    Reg stage = g.stage_chunks ? b.alloc_v(uint8_t(4 * g.stage_chunks), "stage") : Reg{};
     Reg v_m = b.alloc_v(1, "m"), v_l = b.alloc_v(1, "l"), v_mx = b.alloc_v(1, "mx"),
         v_alpha = b.alloc_v(1, "alpha");
     Reg v_nm = b.alloc_v(1, "-m"), v_limrel = b.alloc_v(1, "limrel");
@@ -539,27 +602,26 @@ struct Emitter {
     Label loop = b.label("kv_loop"), nomask = b.label("no_mask"), done = b.label("kv_done");
     b.emit("s_cmp_eq_u32", {s_nkb, 0});
     b.s_cbranch("scc1", done);
-    PingPong pp{b,        g,        p,      rs[1], rs[2], v_koff, v_voff,  v_klds,
-                v_vlds,   v_ksrd,   v_vsrd, stage, v_t,   v_t2,   s_kstep, s_vstep,
-                s_kbstep, s_vbstep, s_kb,   s_nkb, s_t,   s_wave, {}};
+    PingPong pp{b,      g,       p,       rs[1], rs[2], kc,     vc,  v_ksrd, v_vsrd, stage, v_t,
+                v_t2,   s_kbstep, s_vbstep, s_kb, s_nkb, s_t, s_wave, {}};
     if (p.pingpong)
       pp.prologue();
     b.bind(loop);
     if (p.pingpong)
-      pp.load_next(rs[1], v_koff, s_kstep); // K of block j + 1, written to LDS after the S^T MFMAs
+      pp.load_next(rs[1], kc); // K of block j + 1, written to LDS after the S^T MFMAs
     if (!p.pingpong) {
       b.s_barrier(); // every wave is done with the previous block's LDS
       // K: chunk u is key row j + u * rpp
-      if (g.dk) {
-        dma_load(dma_k, rs[1], v_t);
+      if (g.dma_k) {
+        dma_load(g.dqk, dma_k, rs[1], v_t);
       } else { // the same loads and LDS writes as the ping-pong schedule's (PingPong)
-        pp.load(rs[1], v_koff, s_kstep);
+        pp.load(rs[1], kc);
         pp.write_k();
       }
-      if (g.dv) {
-        dma_load(dma_v, rs[2], v_t);
+      if (g.dma_v) {
+        dma_load(g.dv, dma_v, rs[2], v_t);
       } else {
-        pp.load(rs[2], v_voff, s_vstep);
+        pp.load(rs[2], vc);
         pp.write_v(); // transposed, 16 bits at a time (the emulator has no ds_write_b16_d16_hi)
       }
       b.s_barrier(); // (lds_dma: insert_waits puts the vmcnt wait for the LDS-DMA loads before it)
@@ -636,11 +698,11 @@ struct Emitter {
       pack(pk.sub(uint8_t(w)), sacc.sub(uint8_t(2 * w)), sacc.sub(uint8_t(2 * w + 1)), p.p_rtz, v_t, v_t2,
            s_7fff, s_sel_hi, s_sel_lo);
     if (p.pingpong)
-      pp.half(rs[2], v_voff, s_vstep); // the other group's half iteration; V of block j + 1 is loaded
+      pp.half(rs[2], vc); // the other group's half iteration; V of block j + 1 is loaded
     // O^T += V^T P^T
     if (p.mfma_prio)
       b.emit("s_setprio", {1});
-    if (g.dv) {
+    if (g.dma_v) {
       pv_paired(mf, acc, pk, vf, vf_odd, v_vsrd, v_t, s_sel_lo, s_sel_hi);
     } else {
       for (int t = 0; t < g.ot; ++t) {
@@ -684,7 +746,7 @@ struct Emitter {
     if (!p.o_agpr)
       for (int r = 0; r < nacc; ++r)
         b.emit("v_mul_f32", {acc.sub(uint8_t(r)), v_alpha, acc.sub(uint8_t(r))});
-    Reg v_ooff = v_limrel, out = b.alloc_v(g.dv ? 4 : 2, "out");
+    Reg v_ooff = v_limrel, out = b.alloc_v(g.dma_v ? 4 : 2, "out");
     Reg otmp = p.o_agpr ? b.alloc_v(4, "o_read") : Reg{};
     auto ov = [&](int r) { // O register r times 1/l (AGPRs: read into a VGPR first)
       if (!p.o_agpr)
@@ -695,11 +757,11 @@ struct Emitter {
       return t;
     };
     b.emit("v_mul_lo_u32", {v_ooff, v_q, s_oss});
-    b.emit("v_lshlrev_b32", {v_t, g.dv ? 4 : 3, v_h}); // lds_dma v: paired tiles, 8 dims per lane group
+    b.emit("v_lshlrev_b32", {v_t, g.dma_v ? 4 : 3, v_h}); // lds_dma v: paired tiles, 8 dims per lane group
     b.emit("v_add_u32", {v_ooff, v_ooff, v_t});
     b.emit("v_cmp_gt_u32", {vcc(), s_sq, v_q});
     b.s_and_saveexec_b64(s_save, vcc());
-    if (g.dv) { // O in VGPRs: lds_dma needs o_regs=vgpr (a space rule)
+    if (g.dma_v) { // O in VGPRs: lds_dma needs o_regs=vgpr (a space rule)
       store_o_paired(acc, out, v_ooff, rs[3], v_t, v_t2, s_7fff, s_sel_hi, s_sel_lo);
     } else {
       for (int t = 0; t < g.ot; ++t)
@@ -731,9 +793,11 @@ struct Emitter {
 
 int cdna_vgpr_estimate(const AttnSig& sig, const CdnaParams& p) {
   const Geometry g(sig, p);
-  const int dma = g.dk + g.dv + (g.dv ? g.pchunks * g.kregs + 2 : 0) - (g.dk && g.dv ? 4 * g.nch : 0);
+  // lds_dma's offsets and odd-tile V fragments; column segments past one per tensor (192: K's 64-wide part)
+  const int dma = g.dma_k + g.dma_v + (g.dma_v ? g.pchunks * g.kregs + 2 : 0);
+  const int segs = 2 * int(g.kseg.size() + g.vseg.size() - 2);
   return 1 + kFixedVgprs + (g.groups == 4) + 2 * g.kchunks * g.kregs + (p.o_agpr ? 4 : g.ot * g.regs) +
-         g.regs * g.nt * 3 / 2 + g.pchunks * g.kregs + 4 * g.nch + 2 + dma; // dma: lds_dma's offsets, odd-tile V fragments, staging
+         g.regs * g.nt * 3 / 2 + g.pchunks * g.kregs + 4 * g.stage_chunks + 2 + dma + segs;
 }
 
 int cdna_agpr_estimate(const AttnSig& sig, const CdnaParams& p) {

@@ -3,6 +3,7 @@
 // gfx942/gfx950, attention_sm80.cpp for sm_80/sm_90, attention_sm90a.cpp for sm_90a).
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "attention_common.h"
 #include "attention_ptx_backend.h"
@@ -190,16 +191,18 @@ std::string cdna_kernel_name(const AttnSig& sig, const CdnaParams& p) {
 }
 
 std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaParams& p) {
-  if (sig.head_dim != sig.head_dim_v)
-    return "head_dim=" + head_dim_name(sig) + ": the CDNA kernel needs d_qk = d_v";
   if (p.mfma_k * p.tile == 512 && isa != "gfx950")
     return "mfma=32x32x16 and 16x16x32 need gfx950";
   if (p.p_rtz && sig.dtype != DType::bf16)
     return "p_round=rtz is for bf16 (f16 P is rounded to nearest)";
   const int threads = 64 * p.waves;
-  if ((p.block_n * sig.head_dim / 8) % threads != 0)
-    return "block_n * head_dim / 8 (16-byte K/V chunks per block) must be a multiple of the 64 * waves "
-           "threads";
+  // K and V load in column segments of a power-of-two number of 16-byte chunks (192 = 128 + 64): each
+  // segment's chunks per block, so the narrowest (the lowest set bit of the head dim), split evenly
+  for (const int d : {sig.head_dim, sig.head_dim_v})
+    if (const int narrow = d & -d; (p.block_n * narrow / 8) % threads != 0)
+      return "block_n * " + std::to_string(narrow) + " / 8 (16-byte chunks of a block's " +
+             (narrow == d ? "K/V rows" : "narrowest column segment, head dim " + std::to_string(d)) +
+             ") must be a multiple of the 64 * waves threads";
   if (cdna_vgpr_estimate(sig, p) > 256)
     return "estimated VGPRs above 256";
   if (p.pingpong && p.waves != 8)
@@ -220,12 +223,19 @@ std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaP
     // buffer_load_dword ... lds writes 64 lanes x 4 bytes per instruction (gfx942), buffer_load_dwordx4 ...
     // lds 64 x 16 (gfx950): each wave loads whole instructions' worth of a block's K/V
     const int bytes = isa == "gfx950" ? 1024 : 256;
-    if (bytes % (2 * sig.head_dim) != 0) // the lane-to-row mapping takes whole rows per instruction
-      return "lds_dma: one LDS-DMA instruction (" + std::to_string(bytes) + " bytes) must hold whole rows of " +
-             std::to_string(2 * sig.head_dim) + " bytes (head_dim " + std::to_string(sig.head_dim) + ")";
-    if ((p.block_n * sig.head_dim * 2) % (bytes * p.waves) != 0)
-      return "lds_dma: block_n * head_dim * 2 bytes must be a multiple of waves * " + std::to_string(bytes) +
-             " (whole LDS-DMA instructions per wave)";
+    const std::tuple<bool, const char*, int> tensors[] = {{p.dma_k, "K", sig.head_dim},
+                                                          {p.dma_v, "V", sig.head_dim_v}};
+    for (const auto& [on, name, d] : tensors) {
+      if (!on)
+        continue;
+      if (bytes % (2 * d) != 0) // the lane-to-row mapping takes whole rows per instruction
+        return std::string("lds_dma: one LDS-DMA instruction (") + std::to_string(bytes) +
+               " bytes) must hold whole " + name + " rows of " + std::to_string(2 * d) + " bytes (head dim " +
+               std::to_string(d) + ")";
+      if ((p.block_n * d * 2) % (bytes * p.waves) != 0)
+        return std::string("lds_dma: block_n * ") + std::to_string(d) + " * 2 bytes of " + name +
+               " must be a multiple of waves * " + std::to_string(bytes) + " (whole LDS-DMA instructions per wave)";
+    }
     if (cdna_lds_bytes(sig, p) > 65536)
       return "lds_dma: the K and V tiles exceed the 64 KiB of LDS";
   }
@@ -342,16 +352,17 @@ public:
     return {
         "mfma=32x32x16 and 16x16x32 only on gfx950 (32x32x8 and 16x16x16 on both)",
         "p_round=rtz only for dtype=bf16",
-        "block_n * head_dim / 8 is a multiple of 64 * waves (each thread loads whole 16-byte K/V chunks)",
+        "block_n * head_dim / 8 is a multiple of 64 * waves (each thread loads whole 16-byte K/V chunks; "
+        "head_dim=192x128 loads K as columns 128 + 64, so block_n * 64 / 8 for it)",
         "estimated VGPRs (Q and O fragments, S and P tiles, K/V fragments, staging) at most 256",
         "pingpong=1 only with waves=8",
         "LDS (K and Vt buffers, doubled with pingpong=1) within the target's (64 KiB gfx942, 160 KiB gfx950)",
         "o_regs=agpr: VGPRs rounded to 4 plus the O AGPRs, rounded to 8, times ceil(waves / 4) at most 512",
         "lds_dma (K and/or V loaded straight into LDS): each wave issues whole LDS-DMA instructions "
         "(block_n * head_dim * 2 a multiple of waves * 256 bytes on gfx942, * 1024 on gfx950) and the "
-        "tiles fit the 64 KiB of LDS; one instruction holds whole rows (gfx942: head_dim <= 128)",
-        "lds_dma only with pingpong=0 and o_regs=vgpr",
-        "head_dim=192x128 not on CDNA (the kernel loads K and V as one d-wide geometry: d_qk = d_v)"};
+        "tiles fit the 64 KiB of LDS; one instruction holds whole rows (gfx942: head dim <= 128; K of "
+        "head_dim=192x128: 384-byte rows, never)",
+        "lds_dma only with pingpong=0 and o_regs=vgpr"};
   }
 
   Generated generate(const std::string& isa, const Signature& sig, const Params& params) const override {

@@ -338,20 +338,94 @@ TEST(Attention, HeadDims) {
       const bool t32 = gen::param_str(pi, "mfma").substr(0, 5) == "32x32";
       EXPECT_TRUE(!t32 || gen::param_str(pi, "o_regs") == "agpr") << isa;
       agpr_32x32 += t32;
-      if (std::string(isa) == "gfx942")
+      if (std::string(isa) == "gfx942") {
         EXPECT_EQ(gen::param_str(pi, "lds_dma"), "none");
+      }
     }
     std::printf("[head_dim=256] %s: %zu valid points of %zu\n", isa, size_t(s.size()),
                 size_t(attn().space(isa, sig_of("head_dim=256")).cartesian_size()));
   }
   EXPECT_GT(agpr_32x32, 0);
+  // 192x128 on CDNA: K loads as column segments 128 + 64, so LDS-DMA of K (384-byte rows) is refused with the
+  // row rule and V (256-byte rows) may still use it
   const gen::Signature mla = sig_of("head_dim=192x128");
-  if (attn().space("gfx942", mla).size() == 0) { // the CDNA kernel without separate K/V tiles
+  for (const char* isa : {"gfx942", "gfx950"}) {
+    const gen::Space s = attn().space(isa, mla);
+    EXPECT_GT(s.size(), 0u) << isa;
+    std::set<std::string> dma;
+    for (size_t i = 0; i < s.size(); ++i)
+      dma.insert(gen::param_str(gen::params_of(s, s.valid_config(i)), "lds_dma"));
+    EXPECT_EQ(dma.count("k") + dma.count("kv"), 0u) << isa;
+    EXPECT_EQ(dma.count("v"), 1u) << isa;
     try {
-      attn().generate("gfx942", mla, gen::parse_params(attn().space("gfx942", sig_of("")), {}));
-      ADD_FAILURE() << "gfx942 accepted head_dim=192x128";
+      attn().generate(isa, mla, gen::parse_params(s, std::vector<std::string>{"lds_dma=k"}));
+      ADD_FAILURE() << isa << " accepted lds_dma=k with head_dim=192x128";
     } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("192x128"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("lds_dma=k"), std::string::npos) << e.what();
     }
+    // every valid point builds within the register file (the space's estimate is an upper bound)
+    for (size_t i = 0; i < s.size(); ++i) {
+      const gen::Params pi = gen::params_of(s, s.valid_config(i));
+      const gen::Generated gd = attn().generate(isa, mla, pi);
+      const uint32_t waves = uint32_t(gen::param_int(pi, "waves"));
+      EXPECT_LE(gd.cdna->arch_vgprs, 256u) << gen::format(pi);
+      EXPECT_LE((gd.cdna->vgpr_total() + 7) / 8 * 8 * ((waves + 3) / 4), 512u) << gen::format(pi);
+    }
+    bool rule_named = false; // the space's description says why (K's 384-byte rows)
+    for (const std::string& c : attn().constraint_descriptions(isa, mla))
+      rule_named |= c.find("192x128: 384-byte rows") != std::string::npos;
+    EXPECT_TRUE(rule_named) << isa;
+    std::printf("[head_dim=192x128] %s: %zu valid points of %zu\n", isa, size_t(s.size()),
+                size_t(s.cartesian_size()));
   }
+}
+
+// head_dim=192x128 on the CDNA emulator: one point of every (mfma, waves, block_n, pingpong, o_regs, lds_dma)
+// class of each target, on ragged causal GQA and unmasked problems with padded rows in both layouts. K's
+// 64-column segment and Q's last 64 dims enter S; a kernel that dropped either, or stored O past 128
+// columns, fails the float64 check or the gap-write check.
+TEST(Attention, HeadDim192x128OnTheEmulator) {
+  int runs = 0;
+  for (const char* isa : {"gfx942", "gfx950"}) {
+    if (!toolchain::llvm_supports(isa)) {
+      std::printf("[192x128] skipped %s: this LLVM cannot assemble it\n", isa);
+      continue;
+    }
+    auto dev = emu::make_emu_device({.target = isa, .threads = 1});
+    std::set<std::string> classes;
+    int n = 0;
+    for (const char* words : {"head_dim=192x128,mask=causal,layout=bshd,dtype=bf16",
+                              "head_dim=192x128,mask=none,layout=bhsd,dtype=f16,lse=no"}) {
+      const gen::Signature sig = sig_of(words);
+      const gen::Space s = attn().space(isa, sig);
+      for (size_t i = 0; i < s.size(); ++i) {
+        const gen::Params params = gen::params_of(s, s.valid_config(i));
+        std::string cls;
+        for (const char* k : {"mfma", "waves", "block_n", "pingpong", "o_regs", "lds_dma"})
+          cls += gen::param_str(params, k) + ",";
+        if (!classes.insert(cls).second)
+          continue;
+        const bool causal = sig.at("mask") == "causal";
+        const int64_t sq = 3 + 11 * (n % 4), sk = causal ? sq + 5 + 9 * (n % 3) : 1 + 23 * (n % 4);
+        const gen::Problem prob{{"B", 1 + n % 2}, {"Hq", 4}, {"Hkv", n % 2 ? 2 : 1}, {"Sq", sq}, {"Sk", sk},
+                                {"pad", 8}};
+        SCOPED_TRACE(std::string(isa) + " " + words + " " + gen::format(params) + " " + gen::format(prob));
+        const gen::Generated gd = attn().generate(isa, sig, params);
+        EXPECT_LE(gd.cdna->arch_vgprs, 256u);
+        const AttnOutcome r =
+            run_attention(*dev, gen_test::assemble(isa, gd), sig, params, prob, 500 + uint64_t(n), 0.09);
+        EXPECT_LE(r.o_error, sig.at("dtype") == "bf16" ? 2e-2 : 4e-3) << r.where;
+        EXPECT_LE(r.lse_error, 1e-3);
+        EXPECT_EQ(r.gap_writes, 0u);
+        EXPECT_TRUE(r.reports.empty()) << (r.reports.empty() ? "" : r.reports[0]);
+        ++n;
+      }
+    }
+    std::printf("[192x128] %s: %d points, one per (mfma, waves, block_n, pingpong, o_regs, lds_dma) class\n",
+                isa, n);
+    EXPECT_GE(n, 4) << isa;
+    runs += n;
+  }
+  if (runs == 0)
+    GTEST_SKIP() << "this LLVM assembles neither gfx942 nor gfx950";
 }
