@@ -81,12 +81,25 @@ for t in "${TARGETS[@]}"; do
   log="$FUZZ_DIR/fuzz-long-$t.log"
   set +e
   # handle_segv=0: inside LLVM's decoder ASan's own handler has been seen to crash before writing the input.
+  # A signal that kills the process leaves no crash-* behind; last_input.h keeps the input in $last instead.
+  last="$FUZZ_DIR/last-input-$t"
+  ISATUNE_FUZZ_LAST_INPUT="$last" \
   ASAN_OPTIONS=handle_segv=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$OUT/fuzz_$t" \
     -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=3072 -malloc_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$FUZZ_DIR/crash-$t-" "$corpus" "${seeds[@]}" >"$log" 2>&1
   rc=$?
   set -e
+  if [ $rc -gt 128 ] && [ -f "$last" ]; then
+    # Killed by a signal (139: SIGSEGV): the 8-byte size, then the input that was running.
+    killed="$FUZZ_DIR/crash-$t-signal-$((rc - 128))-$(date -u +%s)"
+    python3 -c 'import sys; b=open(sys.argv[1],"rb").read(); n=int.from_bytes(b[:8],"little"); open(sys.argv[2],"wb").write(b[8:8+n])' \
+      "$last" "$killed"
+    echo "fuzz: $t died of signal $((rc - 128)); the input it was running is $killed" >>"$log"
+  fi
+  rm -f "$last"
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  # A process killed by a signal prints no final stats: its last status line ("#N ...") is the count.
+  [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9][0-9]*\)[[:space:]].*/\1/p' "$log" | tail -1)
   line="$t: ${execs:-?} executions in ${SECONDS_EACH} s, corpus $(ls "$corpus" | wc -l) files, exit $rc"
   [ $rc -eq 0 ] || { line+=" (FAILED: $log, $FUZZ_DIR/crash-$t-*)"; status=1; }
   echo "$line" | tee -a "$SUMMARY"

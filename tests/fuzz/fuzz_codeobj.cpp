@@ -8,9 +8,11 @@
 #include "isatune/codeobj/disassembler.h"
 #include "isatune/codeobj/occupancy.h"
 #include "isatune/codeobj/reader.h"
+#include "last_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace isatune;
+  fuzz::keep_last_input(data, size);
   CodeObject co;
   try {
     co = codeobj::read_code_object(std::span<const uint8_t>(data, size), "fuzz-input");

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "last_input.h"
 #include "targets/fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -13,6 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     return all.begin()->second;
   }();
+  isatune::fuzz::keep_last_input(data, size);
   target(data, size);
   return 0;
 }
