@@ -231,6 +231,33 @@ TEST(DisassembleBytes, KnowsTheWordsLlvmCrashesOn) {
   EXPECT_FALSE(llvm_decoder_crashes_on(madmk_fe));
   EXPECT_TRUE(llvm_decoder_crashes_on(fmamk_ff, true));
   EXPECT_FALSE(llvm_decoder_crashes_on(fmamk_ff)); // GFX9: v_dot2c_f32_f16, then a literal-source v_cndmask
+  // SDWA with the undefined selector 7 (fuzz_codeobj, regressions/sdwa-sel7.hsaco on gfx803): v_add_f32_sdwa
+  // v1, v0, v1 with each of dst_sel, src0_sel, src1_sel 7 crashes LLVM; DWORD (6) does not, nor a VOPC's sdst
+  // bits 10:8 = 7, nor a VOP1's unused src1_sel, nor any of it on GFX11+ (no SDWA).
+  auto sdwa_add = [](uint32_t sdwa) {
+    std::vector<uint8_t> w = {0xf9, 0x02, 0x02, 0x02};
+    for (int i = 0; i < 4; ++i) w.push_back(uint8_t(sdwa >> (8 * i)));
+    return w;
+  };
+  const uint32_t dword_sels = 0x06060600;  // src1_sel, src0_sel, dst_sel DWORD; src0 v0
+  EXPECT_FALSE(llvm_decoder_crashes_on(sdwa_add(dword_sels)));
+  for (int shift : {8, 16, 24}) {
+    const uint32_t sel7 = (dword_sels & ~(7u << shift)) | (7u << shift);
+    EXPECT_TRUE(llvm_decoder_crashes_on(sdwa_add(sel7))) << shift;
+    EXPECT_TRUE(llvm_decoder_crashes_on(sdwa_add(sel7), true)) << shift;  // GFX10 has SDWA too
+    EXPECT_FALSE(llvm_decoder_crashes_on(sdwa_add(sel7), true, false)) << shift;
+    auto d = isatune::codeobj::disassemble_bytes("gfx803", sdwa_add(sel7));
+    ASSERT_FALSE(d.empty());
+    EXPECT_FALSE(d[0].valid) << shift;
+  }
+  const std::vector<uint8_t> vopc_sdst7 = {0xf9, 0x00, 0x82, 0x7c, 0x00, 0x07, 0x06, 0x06};  // v_cmp_lt_f32_sdwa s[7:8]
+  const std::vector<uint8_t> vop1_src1_7 = {0xf9, 0x02, 0x02, 0x7e, 0x00, 0x06, 0x06, 0x07};  // VOP1: no src1_sel (LLVM refuses the word)
+  EXPECT_FALSE(llvm_decoder_crashes_on(vopc_sdst7));
+  EXPECT_FALSE(llvm_decoder_crashes_on(vop1_src1_7));
+  auto add_dword = isatune::codeobj::disassemble_bytes("gfx90a", sdwa_add(dword_sels));
+  ASSERT_EQ(add_dword.size(), 1u);
+  EXPECT_TRUE(add_dword[0].valid);
+  EXPECT_EQ(add_dword[0].text.rfind("v_add_f32_sdwa v1, v0, v1", 0), 0u) << add_dword[0].text;
   for (const char* t : {"gfx942", "gfx1100"}) {
     auto d = isatune::codeobj::disassemble_bytes(t, std::string(t) == "gfx942" ? madmk_ff : fmamk_ff);
     ASSERT_FALSE(d.empty()) << t;

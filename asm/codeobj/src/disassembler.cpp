@@ -83,7 +83,13 @@ std::string unknown_word(std::span<const uint8_t> b) {
 // gfx1030-gfx1200) on a VOP2 instruction with a 16-bit KImm constant equal to 0xff: 0x48000000 0x000000ff is
 // v_madmk_f16 (GFX9 opcodes 36/37 madmk/madak_f16; GFX10+ 55/56 fmamk/fmaak_f16). Only the exact value 0xff
 // crashes (all 256 low bytes and several wider values were tried); the 32-bit forms do not.
-bool llvm_decoder_crashes_on(std::span<const uint8_t> b, bool gfx10_plus) {
+// And (fuzz_codeobj's long run, 2026-12-06; llvm-mc --disassemble segfaults too, gfx803-gfx950 and gfx1030) on an
+// SDWA instruction (src0 field 0xf9 in a VOP1, VOP2 or VOPC word) with a selector of 7, a value the encoding
+// does not define (BYTE_0..WORD_1 are 0-5, DWORD 6): dst_sel (bits 10:8 of the SDWA dword; VOP1 and VOP2, in
+// VOPC those bits are the SGPR destination), src0_sel (18:16), src1_sel (26:24; VOP2 and VOPC, VOP1 has no
+// src1). Every selector 0-6 in each field was tried on three opcodes of each kind: only 7 crashes. GFX11 and
+// later have no SDWA (`sdwa` false) and decode these words without crashing.
+bool llvm_decoder_crashes_on(std::span<const uint8_t> b, bool gfx10_plus, bool sdwa) {
   if (b.size() < 8) return false;
   const uint32_t op = b[3] >> 2;
   if ((op == 0x38 || op == 0x3a) && b[7] == 0xff) return true;
@@ -92,6 +98,11 @@ bool llvm_decoder_crashes_on(std::span<const uint8_t> b, bool gfx10_plus) {
   if ((first >> 31) == 0 && second == 0xff) { // VOP2, then its KImm
     const uint32_t vop2 = (first >> 25) & 0x3f;
     if (gfx10_plus ? (vop2 == 55 || vop2 == 56) : (vop2 == 36 || vop2 == 37)) return true;
+  }
+  if (sdwa && (first & 0x1ff) == 0xf9 && (first >> 31) == 0) {
+    const bool vop1 = (first >> 25) == 0x3f, vopc = (first >> 25) == 0x3e;
+    auto sel = [&](int shift) { return ((second >> shift) & 7) == 7; };
+    if ((!vopc && sel(8)) || sel(16) || (!vop1 && sel(24))) return true;
   }
   if ((first >> 23) != 0x1a7) return false;
   for (int src = 0; src < 3; ++src)
@@ -112,6 +123,7 @@ struct DisassemblerMc {
   std::unique_ptr<llvm::MCDisassembler> dis;
   std::unique_ptr<llvm::MCInstPrinter> printer;
   bool gfx10_plus = false;
+  bool sdwa = false;  // the target has SDWA encodings (GFX8-GFX10)
 };
 
 // Builds the MC objects for cpu/features, or throws what is wrong with the target.
@@ -138,6 +150,7 @@ std::unique_ptr<DisassemblerMc> build_mc(std::string_view target, const std::str
   if (!mc->sti->checkFeatures("+gcn3-encoding") && !mc->sti->checkFeatures("+gfx10-insts"))
     throw InputError("LLVM cannot disassemble AMD target '" + cpu + "' (GFX6/GFX7 encoding)");
   mc->gfx10_plus = mc->sti->checkFeatures("+gfx10-insts");
+  mc->sdwa = mc->sti->checkFeatures("+sdwa");
   mc->mii.reset(t->createMCInstrInfo());
   mc->ctx = std::make_unique<llvm::MCContext>(mc->triple, mc->mai.get(), mc->mri.get(), mc->sti.get());
   mc->dis.reset(t->createMCDisassembler(*mc->sti, *mc->ctx));
@@ -182,7 +195,7 @@ std::vector<DisassembledInstruction> disassemble_bytes(std::string_view target, 
   while (pc < end) {
     llvm::MCInst inst;
     uint64_t size = 0;
-    auto status = llvm_decoder_crashes_on(std::span<const uint8_t>(padded).subspan(pc), gfx10_plus)
+    auto status = llvm_decoder_crashes_on(std::span<const uint8_t>(padded).subspan(pc), gfx10_plus, mc.sdwa)
                       ? llvm::MCDisassembler::Fail
                       : dis->getInstruction(inst, size, bytes.slice(pc), pc, llvm::nulls());
     DisassembledInstruction d;

@@ -20,9 +20,10 @@ struct DisassembledInstruction {
 // Whether LLVM 22's AMDGPU decoder is known to crash on the instruction starting at `bytes` (it needs the
 // next 8 bytes): MUBUF/MTBUF with soffset 0xff, VOP3P (MFMA included) with a literal source, and the 16-bit
 // KImm VOP2 forms (GFX9 v_madmk/madak_f16, GFX10+ v_fmamk/fmaak_f16: `gfx10_plus` says which opcodes) whose
-// constant is 0xff. Callers of LLVM's decoder (this disassembler, the emulator) report such words undecodable
-// instead of decoding them.
-bool llvm_decoder_crashes_on(std::span<const uint8_t> bytes, bool gfx10_plus = false);
+// constant is 0xff, and SDWA forms with the undefined selector 7 (`sdwa`: the target has SDWA, GFX8-GFX10).
+// Callers of LLVM's decoder (this disassembler, the emulator) report such words undecodable instead of
+// decoding them.
+bool llvm_decoder_crashes_on(std::span<const uint8_t> bytes, bool gfx10_plus = false, bool sdwa = true);
 
 // Decodes machine code for an AMD target id or ISA.
 std::vector<DisassembledInstruction> disassemble_bytes(std::string_view target, std::span<const uint8_t> code);
