@@ -8,6 +8,8 @@
 #                                       each target (default: all) for SECONDS from its seeds and its corpus,
 #                                       then a line per target with its executions, corpus size and crashes
 #                                       (build-fuzz/fuzz-long.txt). Crash inputs go to build-fuzz/crash-<target>-*;
+#                                       a process killed by a signal (a SEGV inside LLVM, a stack overflow) leaves
+#                                       the input it was running as crash-<target>-signal-<N>-* (last_input.h);
 #                                       copy one to tests/fuzz/regressions/<target>/ with the fix.
 #   scripts/fuzz.sh --list              the target names
 #
