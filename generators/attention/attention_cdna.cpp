@@ -89,11 +89,10 @@ struct Geometry {
   std::vector<Seg> segments(int d) const { // widest first: 192 -> 128 + 64 columns
     std::vector<Seg> v;
     int col0 = 0;
-    for (int cpr = 32; cpr >= 1; cpr /= 2)
-      if ((d / 8) & cpr) {
-        v.push_back({col0, cpr, threads / cpr, bn * cpr / threads});
-        col0 += 8 * cpr;
-      }
+    for (const int cpr : cdna_segment_chunks(d)) {
+      v.push_back({col0, cpr, threads / cpr, bn * cpr / threads});
+      col0 += 8 * cpr;
+    }
     return v;
   }
 };
@@ -790,6 +789,14 @@ struct Emitter {
 };
 
 } // namespace
+
+std::vector<int> cdna_segment_chunks(int head_dim) {
+  std::vector<int> chunks;
+  for (int cpr = 32; cpr >= 1; cpr /= 2)
+    if ((head_dim / 8) & cpr)
+      chunks.push_back(cpr);
+  return chunks;
+}
 
 int cdna_vgpr_estimate(const AttnSig& sig, const CdnaParams& p) {
   const Geometry g(sig, p);

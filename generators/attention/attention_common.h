@@ -104,6 +104,9 @@ std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaP
 int cdna_vgpr_estimate(const AttnSig& sig, const CdnaParams& p); // arch VGPRs
 int cdna_agpr_estimate(const AttnSig& sig, const CdnaParams& p); // AGPRs (O with o_regs=agpr, else 0)
 int cdna_lds_bytes(const AttnSig& sig, const CdnaParams& p);     // K and V buffers (two with pingpong)
+// The column segments one K or V row loads in: each a power-of-two number of 16-byte chunks, widest first
+// (head dim 192: {16, 8}). The emitter loads by them and the space's chunk rule splits them over the threads.
+std::vector<int> cdna_segment_chunks(int head_dim);
 std::string cdna_kernel_name(const AttnSig& sig, const CdnaParams& p);
 cdna::Kernel emit_cdna_kernel(const std::string& isa, const AttnSig& sig, const CdnaParams& p);
 

@@ -196,13 +196,15 @@ std::string cdna_invalid(const std::string& isa, const AttnSig& sig, const CdnaP
   if (p.p_rtz && sig.dtype != DType::bf16)
     return "p_round=rtz is for bf16 (f16 P is rounded to nearest)";
   const int threads = 64 * p.waves;
-  // K and V load in column segments of a power-of-two number of 16-byte chunks (192 = 128 + 64): each
-  // segment's chunks per block, so the narrowest (the lowest set bit of the head dim), split evenly
-  for (const int d : {sig.head_dim, sig.head_dim_v})
-    if (const int narrow = d & -d; (p.block_n * narrow / 8) % threads != 0)
+  // K and V load in the emitter's column segments (192 = 128 + 64 columns): every segment's chunks per
+  // block split evenly over the threads, so the narrowest one's do
+  for (const int d : {sig.head_dim, sig.head_dim_v}) {
+    const std::vector<int> segs = cdna_segment_chunks(d);
+    if (const int narrow = 8 * segs.back(); (p.block_n * segs.back()) % threads != 0)
       return "block_n * " + std::to_string(narrow) + " / 8 (16-byte chunks of a block's " +
-             (narrow == d ? "K/V rows" : "narrowest column segment, head dim " + std::to_string(d)) +
+             (segs.size() == 1 ? "K/V rows" : "narrowest column segment, head dim " + std::to_string(d)) +
              ") must be a multiple of the 64 * waves threads";
+  }
   if (cdna_vgpr_estimate(sig, p) > 256)
     return "estimated VGPRs above 256";
   if (p.pingpong && p.waves != 8)
