@@ -6,8 +6,9 @@
 #                                       test_tune's FuzzReplay in every build, so CI builds only this fuzzer)
 #   scripts/fuzz.sh --long SECONDS [TARGET...]
 #                                       each target (default: all) for SECONDS from its seeds and its corpus,
-#                                       then a line per target with its executions, corpus size and crashes
-#                                       (build-fuzz/fuzz-long.txt). Crash inputs go to build-fuzz/crash-<target>-*;
+#                                       then a line per target with its executions, the seconds it ran, corpus
+#                                       size and crashes (build-fuzz/fuzz-long.txt; a run stopped with SIGINT,
+#                                       kill -INT, says so). Crash inputs go to build-fuzz/crash-<target>-*;
 #                                       a process killed by a signal (a SEGV inside LLVM, a stack overflow) leaves
 #                                       the input it was running as crash-<target>-signal-<N>-* (last_input.h);
 #                                       copy one to tests/fuzz/regressions/<target>/ with the fix.
@@ -19,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ALL_TARGETS=(codeobj asm_text asm_builder ptx db replay run_args emu_cdna)
 usage() {
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 MODE=ci
@@ -81,6 +82,7 @@ for t in "${TARGETS[@]}"; do
   done
   [ "$t" = codeobj ] && seeds=("$OUT/seeds" tests/fuzz/regressions)
   log="$FUZZ_DIR/fuzz-long-$t.log"
+  started=$SECONDS
   set +e
   # handle_segv=0: inside LLVM's decoder ASan's own handler has been seen to crash before writing the input.
   # A signal that kills the process leaves no crash-* behind; last_input.h keeps the input in $last instead.
@@ -91,6 +93,7 @@ for t in "${TARGETS[@]}"; do
     -artifact_prefix="$FUZZ_DIR/crash-$t-" "$corpus" "${seeds[@]}" >"$log" 2>&1
   rc=$?
   set -e
+  elapsed=$((SECONDS - started))
   if [ $rc -gt 128 ] && [ -f "$last" ]; then
     # Killed by a signal (139: SIGSEGV): the 8-byte size, then the input that was running.
     killed="$FUZZ_DIR/crash-$t-signal-$((rc - 128))-$(date -u +%s)"
@@ -102,8 +105,14 @@ for t in "${TARGETS[@]}"; do
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   # A process killed by a signal prints no final stats: its last status line ("#N ...") is the count.
   [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9][0-9]*\)[[:space:]].*/\1/p' "$log" | tail -1)
-  line="$t: ${execs:-?} executions in ${SECONDS_EACH} s, corpus $(ls "$corpus" | wc -l) files, exit $rc"
-  [ $rc -eq 0 ] || { line+=" (FAILED: $log, $FUZZ_DIR/crash-$t-*)"; status=1; }
+  line="$t: ${execs:-?} executions in $elapsed s, corpus $(ls "$corpus" | wc -l) files, exit $rc"
+  if [ $rc -eq 72 ] && grep -q 'libFuzzer: run interrupted' "$log"; then
+    # libFuzzer's exit status for SIGINT (a run stopped by hand): not a finding, but not the whole run either.
+    line+=" (interrupted by SIGINT before its ${SECONDS_EACH} s; no crash)"
+  elif [ $rc -ne 0 ]; then
+    line+=" (FAILED: $log, $FUZZ_DIR/crash-$t-*)"
+    status=1
+  fi
   echo "$line" | tee -a "$SUMMARY"
 done
 exit $status
