@@ -43,25 +43,34 @@ uint32_t be32(const unsigned char* p) { return uint32_t(p[0]) << 24 | uint32_t(p
 
 // Catches what SQLite would report late or vaguely: not an SQLite file, or a file shorter than its header says.
 void check_header(const std::string& path, bool read_only) {
-  std::error_code ec;
-  auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw InputError(path + ": cannot read the database file (" + ec.message() + ")");
-  if (size == 0) {
-    if (read_only) throw InputError(path + ": empty file, not an isatune database");
-    return;
+  // Another process may be committing (rollback journal) or checkpointing (WAL) as this reads, outside SQLite's
+  // locks: it writes page 1, with the new page count, before the pages that extend the file (CI saw "98304
+  // bytes, its header says 106496" in Database.EightProcessesWriteConcurrently). A truncated file stays short,
+  // so only a shortfall seen on every one of a few reads, 200 ms apart at most, is reported.
+  for (int attempt = 0;; ++attempt) {
+    std::error_code ec;
+    auto size = std::filesystem::file_size(path, ec);
+    if (ec) throw InputError(path + ": cannot read the database file (" + ec.message() + ")");
+    if (size == 0) {
+      if (read_only) throw InputError(path + ": empty file, not an isatune database");
+      return;
+    }
+    unsigned char h[100] = {};
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path + ": cannot read the database file (permission denied?)");
+    in.read(reinterpret_cast<char*>(h), sizeof h);
+    if (in.gcount() < 100 || std::string(reinterpret_cast<char*>(h), 16) != std::string("SQLite format 3\0", 16))
+      throw InputError(path +
+                       ": not an isatune database (no SQLite header; the file is truncated or of another kind)");
+    uint32_t page_size = (uint32_t(h[16]) << 8) | h[17];
+    if (page_size == 1) page_size = 65536;
+    uint32_t pages = be32(h + 28);
+    if (!pages || be32(h + 24) != be32(h + 92) || size >= uint64_t(page_size) * pages) return;
+    if (attempt == 4)
+      throw InputError(path + ": the database file is truncated (" + std::to_string(size) +
+                       " bytes, its header says " + std::to_string(uint64_t(page_size) * pages) + ")");
+    std::this_thread::sleep_for(std::chrono::milliseconds(25 << attempt)); // 25, 50, 100, 200 ms
   }
-  unsigned char h[100] = {};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot read the database file (permission denied?)");
-  in.read(reinterpret_cast<char*>(h), sizeof h);
-  if (in.gcount() < 100 || std::string(reinterpret_cast<char*>(h), 16) != std::string("SQLite format 3\0", 16))
-    throw InputError(path + ": not an isatune database (no SQLite header; the file is truncated or of another kind)");
-  uint32_t page_size = (uint32_t(h[16]) << 8) | h[17];
-  if (page_size == 1) page_size = 65536;
-  uint32_t pages = be32(h + 28);
-  if (pages && be32(h + 24) == be32(h + 92) && size < uint64_t(page_size) * pages)
-    throw InputError(path + ": the database file is truncated (" + std::to_string(size) + " bytes, its header says " +
-                     std::to_string(uint64_t(page_size) * pages) + ")");
 }
 
 int pragma_int(sqlite3* db, const char* sql) {
