@@ -244,8 +244,10 @@ public:
     layout_memory(entry);
     // Register slots and entry pcs.
     for (const ast::Function* f : order_) {
-      slot_base_[f] = p_->slots;
+      std::vector<uint32_t>& slot_of = reg_slot_[f];
+      slot_of.reserve(f->regs.size());
       for (const auto& r : f->regs) {
+        slot_of.push_back(p_->slots);
         for (uint32_t e = 0; e < std::max<uint32_t>(r.vector, 1); ++e)
           p_->slot_mask.push_back(width_mask(r.bits));
         p_->slots += std::max<uint32_t>(r.vector, 1);
@@ -288,7 +290,9 @@ private:
   int sm_;
   Program* p_ = nullptr;
   std::vector<const ast::Function*> order_;
-  std::map<const ast::Function*, uint32_t> slot_base_, entry_pc_;
+  std::map<const ast::Function*, uint32_t> entry_pc_;
+  // Per function: the first slot of each of its registers (Function::regs order), looked up per operand.
+  std::map<const ast::Function*, std::vector<uint32_t>> reg_slot_;
   std::map<const ast::Function*, std::vector<uint32_t>> body_pc_;
   std::map<const ast::Function*, std::map<std::string, Symbol>> symbols_;
   std::map<std::string, Symbol> module_symbols_;
@@ -425,9 +429,7 @@ private:
       if (o.reg < 0 || size_t(o.reg) >= f.regs.size())
         error(f, ai, "register operand not resolved");
       const ast::RegDecl& d = f.regs[o.reg];
-      uint32_t base = slot_base_.at(&f);
-      for (int i = 0; i < o.reg; ++i)
-        base += std::max<uint32_t>(f.regs[i].vector, 1);
+      const uint32_t base = reg_slot_.at(&f)[size_t(o.reg)];
       if (d.vector > 1 && o.element < 0) { // a whole vector register: its elements
         r.kind = Opnd::Kind::vec;
         for (uint32_t e = 0; e < d.vector; ++e) {
