@@ -37,29 +37,43 @@ int label_index(const ast::Function& f, const std::string& label, uint32_t nth =
 } // namespace
 
 TEST(ParserBody, RegisterRangesListsAndVectors) {
+  // A name declared on its own is a register at once; one of a `<N>` range joins regs on its first use.
   const ast::Function f =
       kernel(".reg .b32 %r<100>;\n.reg .pred %p<3>;\n.reg .v4 .f32 %v;\n.reg .b64 %SP, %rd<2>;\n"
-             ".reg .f16x2 %h;\n.reg .b16 a<2>, b;\n");
-  ASSERT_EQ(f.regs.size(), 100u + 3 + 1 + 1 + 2 + 1 + 2 + 1);
-  EXPECT_EQ(f.regs[0].name, "%r0");
-  EXPECT_EQ(f.regs[99].name, "%r99");
-  EXPECT_EQ(f.regs[99].type, "b32");
-  EXPECT_EQ(f.regs[99].bits, 32u);
-  EXPECT_EQ(f.regs[100].name, "%p0");
-  EXPECT_EQ(f.regs[100].bits, 1u);
-  EXPECT_EQ(f.regs[100].type, "pred");
-  EXPECT_EQ(f.regs[103].name, "%v");
-  EXPECT_EQ(f.regs[103].vector, 4u);
-  EXPECT_EQ(f.regs[103].bits, 32u);
-  EXPECT_EQ(f.regs[104].name, "%SP");
-  EXPECT_EQ(f.regs[104].bits, 64u);
-  EXPECT_EQ(f.regs[106].name, "%rd1");
-  EXPECT_EQ(f.regs[107].bits, 32u); // f16x2
-  EXPECT_EQ(f.regs[108].name, "a0");
-  EXPECT_EQ(f.regs[108].bits, 16u);
-  EXPECT_EQ(f.regs[110].name, "b");
+             ".reg .f16x2 %h;\n.reg .b16 a<2>, b;\n"
+             "mov.b32 %r99, %r0;\nsetp.eq.b32 %p2, %r99, 1;\nmov.b64 %rd1, %SP;\nmov.b16 a0, b;\nmov.b16 a1, a0;\n");
+  const std::vector<std::string> names = {"%v", "%SP", "%h", "b", "%r99", "%r0", "%p2", "%rd1", "a0", "a1"};
+  ASSERT_EQ(f.regs.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i)
+    EXPECT_EQ(f.regs[i].name, names[i]) << i;
+  EXPECT_EQ(f.regs[0].vector, 4u);
+  EXPECT_EQ(f.regs[0].bits, 32u);
+  EXPECT_EQ(f.regs[1].bits, 64u);
+  EXPECT_EQ(f.regs[2].bits, 32u); // f16x2
+  EXPECT_EQ(f.regs[3].bits, 16u);
+  EXPECT_EQ(f.regs[4].type, "b32");
+  EXPECT_EQ(f.regs[4].bits, 32u);
+  EXPECT_EQ(f.regs[6].type, "pred");
+  EXPECT_EQ(f.regs[6].bits, 1u);
+  EXPECT_EQ(f.regs[7].bits, 64u);
+  EXPECT_EQ(f.regs[8].type, "b16");
+  EXPECT_EQ(f.regs[9].vector, 1u);
   for (const auto& r : f.regs)
     EXPECT_EQ(r.scope, 0u);
+  const auto in = instructions(f);
+  EXPECT_EQ(in[0]->operands[0].reg, 4);
+  EXPECT_EQ(in[1]->operands[1].reg, 4); // %r99 again: the same register
+}
+
+TEST(ParserBody, RegisterRangesCostNothingUntilUsed) {
+  // ptxas 13.0 takes any count below 2^32 and expands it (2^28 registers: 11 s and 2 GB; 2^32-1: out of
+  // memory); the parser adds a register on its first use only, so a count costs nothing.
+  const ast::Function f = kernel(".reg .b32 %r<4294967295>;\n.reg .b64 %rd<16777217>;\n"
+                                 "mov.b32 %r4294967294, 1;\nmov.b64 %rd16777216, 2;\n");
+  ASSERT_EQ(f.regs.size(), 2u);
+  EXPECT_EQ(f.regs[0].name, "%r4294967294");
+  EXPECT_EQ(f.regs[1].name, "%rd16777216");
+  EXPECT_EQ(f.regs[1].bits, 64u);
 }
 
 TEST(ParserBody, ScopesRepeatRegisterNamesAndShadow) {
@@ -68,28 +82,38 @@ TEST(ParserBody, ScopesRepeatRegisterNamesAndShadow) {
              "{ .reg .b32 t; mov.b32 t, 1; mov.b32 %r1, t; }\n"
              "{ .reg .b32 t; mov.b32 t, 2; { .reg .b32 t; mov.b32 t, 3; } mov.b32 %r0, t; }\n"
              "{ .reg .b32 %r1; mov.b32 %r1, 4; }\n"
-             "mov.b32 %r1, 5;\n");
+             "mov.b32 %r1, 5;\n"
+             "{ .reg .b32 %r<1>; mov.b32 %r0, 6; mov.b32 %r1, 7; }\n"
+             "mov.b32 %r0, 8;\n");
   const auto in = instructions(f);
-  ASSERT_EQ(in.size(), 7u);
-  // Declarations in order: %r0 %r1 | t (scope 1) | t (scope 2) | t (scope 3) | %r1 (scope 4).
-  ASSERT_EQ(f.regs.size(), 6u);
-  ASSERT_EQ(f.scopes.size(), 5u);
+  ASSERT_EQ(in.size(), 10u);
+  // Registers in order: t (scope 1), %r1 (first used there; the body's), t (scope 2), t (scope 3), %r0 (the
+  // body's), %r1 (scope 4), %r0 (scope 5's range).
+  ASSERT_EQ(f.regs.size(), 7u);
+  ASSERT_EQ(f.scopes.size(), 6u);
   EXPECT_EQ(f.scopes[0].parent, -1);
   EXPECT_EQ(f.scopes[1].parent, 0);
   EXPECT_EQ(f.scopes[2].parent, 0);
   EXPECT_EQ(f.scopes[3].parent, 2);
   EXPECT_EQ(f.scopes[4].parent, 0);
-  EXPECT_EQ(f.regs[2].scope, 1u);
-  EXPECT_EQ(f.regs[3].scope, 2u);
-  EXPECT_EQ(f.regs[4].scope, 3u);
-  EXPECT_EQ(in[0]->operands[0].reg, 2); // t of the first block
-  EXPECT_EQ(in[1]->operands[1].reg, 2);
-  EXPECT_EQ(in[1]->operands[0].reg, 1); // %r1 of the body
-  EXPECT_EQ(in[2]->operands[0].reg, 3); // t of the second block
-  EXPECT_EQ(in[3]->operands[0].reg, 4); // the inner t shadows it
-  EXPECT_EQ(in[4]->operands[1].reg, 3); // and is gone after its block
+  const std::vector<std::pair<std::string, uint32_t>> regs = {{"t", 1},   {"%r1", 0}, {"t", 2},  {"t", 3},
+                                                              {"%r0", 0}, {"%r1", 4}, {"%r0", 5}};
+  for (size_t i = 0; i < regs.size(); ++i) {
+    EXPECT_EQ(f.regs[i].name, regs[i].first) << i;
+    EXPECT_EQ(f.regs[i].scope, regs[i].second) << i;
+  }
+  EXPECT_EQ(in[0]->operands[0].reg, 0); // t of the first block
+  EXPECT_EQ(in[1]->operands[1].reg, 0);
+  EXPECT_EQ(in[1]->operands[0].reg, 1); // %r1 of the body, from a block
+  EXPECT_EQ(in[2]->operands[0].reg, 2); // t of the second block
+  EXPECT_EQ(in[3]->operands[0].reg, 3); // the inner t shadows it
+  EXPECT_EQ(in[4]->operands[1].reg, 2); // and is gone after its block
+  EXPECT_EQ(in[4]->operands[0].reg, 4); // %r0 of the body
   EXPECT_EQ(in[5]->operands[0].reg, 5); // %r1 redeclared in a block
   EXPECT_EQ(in[6]->operands[0].reg, 1); // the body's %r1 again
+  EXPECT_EQ(in[7]->operands[0].reg, 6); // the block's range shadows %r0 ...
+  EXPECT_EQ(in[8]->operands[0].reg, 1); // ... and not %r1, which it does not name
+  EXPECT_EQ(in[9]->operands[0].reg, 4); // the body's %r0 after the block
   // Statement scopes.
   EXPECT_EQ(f.body[0].scope, 1u);
   EXPECT_EQ(f.body[3].scope, 3u);
@@ -138,11 +162,12 @@ TEST(ParserBody, GuardsOnInstructions) {
   ASSERT_EQ(in.size(), 4u);
   ASSERT_TRUE(in[0]->guard.has_value());
   EXPECT_EQ(in[0]->guard->kind, Kind::reg);
-  EXPECT_EQ(in[0]->guard->reg, 1);
+  // Registers in order: P and %r (declared alone), then %p1 and %p0 on their first use.
+  EXPECT_EQ(f.regs[size_t(in[0]->guard->reg)].name, "%p1");
   EXPECT_FALSE(in[0]->guard->negate);
-  EXPECT_EQ(in[1]->guard->reg, 0);
+  EXPECT_EQ(f.regs[size_t(in[1]->guard->reg)].name, "%p0");
   EXPECT_TRUE(in[1]->guard->negate);
-  EXPECT_EQ(in[2]->guard->reg, 2);
+  EXPECT_EQ(f.regs[size_t(in[2]->guard->reg)].name, "P");
   EXPECT_FALSE(in[3]->guard.has_value());
 }
 

@@ -26,9 +26,14 @@ ast::Module module_with(const std::string& body, const std::string& target = "sm
                "o.ptx");
 }
 
+// The registers of the function insts() parsed last: a register of a `%r<8>` range enters Function::regs on
+// its first use, so indices depend on the body.
+std::vector<ast::RegDecl> last_regs;
+
 // The instructions of k's body (no labels).
 std::vector<ast::Instruction> insts(const std::string& body) {
   const ast::Module m = module_with(body);
+  last_regs = m.functions.back().regs;
   std::vector<ast::Instruction> out;
   for (const auto& s : m.functions.back().body)
     if (!s.inst.mnemonic.empty())
@@ -40,13 +45,13 @@ ast::Operand operand(const std::string& inst, size_t i) {
   return insts(inst).at(0).operands.at(i);
 }
 
+// The index of `name` in the registers of the body insts() parsed last; -2 when it is not there (an operand's
+// reg is -1 when it has none).
 int reg_index(const std::string& name) {
-  const ast::Module m = module_with("");
-  const auto& regs = m.functions.back().regs;
-  for (size_t i = 0; i < regs.size(); ++i)
-    if (regs[i].name == name)
+  for (size_t i = 0; i < last_regs.size(); ++i)
+    if (last_regs[i].name == name)
       return int(i);
-  return -1;
+  return -2;
 }
 
 uint64_t f64_bits(double d) {

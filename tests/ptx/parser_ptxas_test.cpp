@@ -102,6 +102,20 @@ std::vector<Case> cases() {
               "  mov.u32 %r3, %dynamic_smem_size;\n  mov.u32 %r3, %ctaid.y;"),
        true, 0, ""},
 
+      // Register ranges (`%r<8>` declares %r0..%r7), as ptxas 13.0 names them.
+      {"a range shadowed in a block, and the rest of the outer one", kernel("  { .reg .b32 %r<2>; mov.u32 %r1, 1; mov.u32 %r5, %r1; }"), true},
+      {"a range past the old 2^24 limit", kernel("  .reg .b32 %q<16777300>;\n  mov.u32 %q16777299, 1;"), true},
+      {"a leading zero names the same register", kernel("  mov.u32 %r03, %r3;"), true},
+      {"ranges of bases that differ by a digit", kernel("  .reg .b32 %y<20>;\n  .reg .b32 %y1<5>;\n  mov.u32 %y10, 1;"), true},
+      {"a label with a range register's name", kernel("  .reg .b32 q<10>;\n  mov.u32 q5, 1;\nq5:\n  mov.u32 q5, 2;"), true},
+      {"a register past the range", kernel("  mov.u32 %r8, 1;"), false, 21, "'%r8'"},
+      {"a base ending in a digit names nothing", kernel("  .reg .b32 %t1<3>;\n  mov.u32 %t12, 1;"), false, 22, "'%t12'"},
+      {"two ranges of one base in a scope", kernel("  .reg .b32 %r<2>;"), false, 21, "'%r<...>'"},
+      {"two empty ranges of one base in a scope", kernel("  .reg .b32 %z<0>;\n  .reg .b32 %z<0>;"), false, 22, "'%z<...>'"},
+      {"a range over a register declared alone", kernel("  .reg .b32 %z5;\n  .reg .b32 %z<10>;"), false, 22, "'%z5'"},
+      {"a register declared alone with a range's name", kernel("  .reg .b32 %r05;"), false, 21, "'%r05'"},
+      {"a register count past 2^32-1", kernel("  .reg .b32 %q<4294967296>;"), false, 21, "'4294967296'"},
+
       // Rejected by both.
       {"call with the wrong number of arguments",
        kernel("  call.uni one, ();", ".func one(.param .b32 a)\n{\n ret;\n}\n"), false, 25, "'one'"},

@@ -14,6 +14,9 @@ void Parser::reset_function_names() {
   labels_.clear();
   open_scopes_.clear();
   label_uses_.clear();
+  range_top_.clear();
+  ranges_.clear();
+  scope_ranges_.clear();
 }
 
 void Parser::declare(const Token& at, std::string name, NameEntry::Kind kind, int32_t index) {
@@ -32,18 +35,121 @@ void Parser::declare_at(uint32_t line, uint32_t column, std::string name, NameEn
   }
   if (labels_[scope].count(name))
     fail_at(line, column, "duplicate definition of '" + name + "' (also a label)");
+  if (prev < 0 || entries_[size_t(prev)].scope != scope)
+    if (uint64_t k = 0; const RegRange* r = range_of(name, &k, scope))
+      fail_at(line, column, "duplicate definition of '" + name + "' (" + r->base + "<" + std::to_string(r->count) +
+                                "> in the same scope declares it)");
   const int32_t e = int32_t(entries_.size());
   if (it != name_top_.end())
     it->second = e;
   else
     name_top_.emplace(name, e);
-  entries_.push_back({kind, index, scope, prev, std::move(name)});
+  entries_.push_back({kind, index, scope, prev, std::move(name), false});
   scope_entries_.back().push_back(e);
 }
 
-const Parser::NameEntry* Parser::lookup(std::string_view name) const {
+const Parser::NameEntry* Parser::lookup(std::string_view name) {
   auto it = name_top_.find(name);
-  return it == name_top_.end() ? nullptr : &entries_[size_t(it->second)];
+  const NameEntry* named = it == name_top_.end() ? nullptr : &entries_[size_t(it->second)];
+  // Nothing is declared deeper than the innermost scope: the common case needs no range search.
+  if (open_scopes_.empty() || ranges_.empty() || (named && named->scope == open_scopes_.back()))
+    return named;
+  uint64_t n = 0;
+  const RegRange* r = range_of(name, &n);
+  if (!r || (named && named->scope >= r->proto.scope)) // scope ids grow inwards along the open chain
+    return named;
+  // The range's register n, under its plain name (%r01 and %r1 are one register, as in ptxas): found if it
+  // was used before, else added to Function::regs and to the names of the range's scope, so that it is
+  // unshadowed with that scope.
+  std::string plain = r->base + std::to_string(n);
+  auto pt = name_top_.find(plain);
+  if (pt != name_top_.end() && entries_[size_t(pt->second)].scope == r->proto.scope)
+    return &entries_[size_t(pt->second)];
+  ast::RegDecl d = r->proto;
+  d.name = plain;
+  const int32_t index = int32_t(function_->regs.size());
+  function_->regs.push_back(std::move(d));
+  const uint32_t scope = r->proto.scope;
+  const int32_t e = int32_t(entries_.size());
+  const int32_t prev = pt == name_top_.end() ? -1 : pt->second;
+  entries_.push_back({NameEntry::Kind::reg, index, scope, prev, plain, true});
+  const size_t depth = size_t(std::find(open_scopes_.begin(), open_scopes_.end(), scope) - open_scopes_.begin());
+  scope_entries_[depth].push_back(e);
+  if (pt != name_top_.end())
+    pt->second = e;
+  else
+    name_top_.emplace(std::move(plain), e);
+  return &entries_[size_t(e)];
+}
+
+bool Parser::split_register_name(std::string_view name, std::string_view* base, uint64_t* n) {
+  size_t k = name.size();
+  while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
+    --k;
+  if (k == 0 || k == name.size())
+    return false;
+  uint64_t v = 0;
+  for (char c : name.substr(k)) {
+    v = v * 10 + uint64_t(c - '0');
+    if (v > 0xffffffffu) // past any range's count (leading zeros are fine: %r007 is %r7)
+      return false;
+  }
+  *base = name.substr(0, k);
+  *n = v;
+  return true;
+}
+
+void Parser::declare_range(const Token& at, std::string base, uint64_t count, const ast::RegDecl& proto) {
+  // ptxas 13.0 names a range's registers by the base without its trailing digits: a base that ends in a digit
+  // (%t1<3>) declares names nothing can refer to. Two ranges of one base in one scope are duplicates whatever
+  // their counts; so is a register declared alone with a name the range gives (either order).
+  const size_t depth = scope_entries_.size() - 1;
+  for (int32_t q : scope_ranges_[depth])
+    if (ranges_[size_t(q)].base == base)
+      fail(at, "duplicate definition of '" + base + "<...>' (this scope declared '" + base + "<" +
+                   std::to_string(ranges_[size_t(q)].count) + ">' already)");
+  for (int32_t e : scope_entries_[depth]) {
+    const NameEntry& x = entries_[size_t(e)];
+    std::string_view b;
+    uint64_t n = 0;
+    if (!x.from_range && split_register_name(x.name, &b, &n) && b == base && n < count)
+      fail(at, "duplicate definition of '" + x.name + "' (declared earlier in this scope, and by " + base + "<" +
+                   std::to_string(count) + ">)");
+  }
+  const int32_t r = int32_t(ranges_.size());
+  auto it = range_top_.find(base);
+  ranges_.push_back({base, count, proto, it == range_top_.end() ? -1 : it->second});
+  if (it != range_top_.end())
+    it->second = r;
+  else
+    range_top_.emplace(std::move(base), r);
+  scope_ranges_[depth].push_back(r);
+}
+
+const Parser::RegRange* Parser::range_of(std::string_view name, uint64_t* index, int64_t scope_only) const {
+  std::string_view base;
+  uint64_t n = 0;
+  if (!split_register_name(name, &base, &n))
+    return nullptr;
+  auto it = range_top_.find(base);
+  if (it == range_top_.end())
+    return nullptr;
+  for (int32_t q = it->second; q >= 0; q = ranges_[size_t(q)].prev) { // innermost first
+    const RegRange& r = ranges_[size_t(q)];
+    if (n < r.count && (scope_only < 0 || r.proto.scope == uint64_t(scope_only))) {
+      *index = n;
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+bool Parser::declared_alone_in_scope(std::string_view name, uint32_t scope) const {
+  if (auto it = name_top_.find(name); it != name_top_.end())
+    for (int32_t e = it->second; e >= 0; e = entries_[size_t(e)].prev)
+      if (entries_[size_t(e)].scope == scope && !entries_[size_t(e)].from_range)
+        return true;
+  return false;
 }
 
 void Parser::open_scope(ast::Function& f) {
@@ -51,6 +157,7 @@ void Parser::open_scope(ast::Function& f) {
   f.scopes.push_back({open_scopes_.empty() ? -1 : int32_t(open_scopes_.back())});
   open_scopes_.push_back(id);
   scope_entries_.emplace_back();
+  scope_ranges_.emplace_back();
   labels_.emplace_back();
 }
 
@@ -65,11 +172,21 @@ void Parser::close_scope() {
       name_top_.find(n.name)->second = n.prev;
   }
   scope_entries_.pop_back();
+  const auto& ranges = scope_ranges_.back();
+  for (auto q = ranges.rbegin(); q != ranges.rend(); ++q) {
+    const RegRange& r = ranges_[size_t(*q)];
+    if (r.prev < 0)
+      range_top_.erase(r.base);
+    else
+      range_top_.find(r.base)->second = r.prev;
+  }
+  scope_ranges_.pop_back();
   open_scopes_.pop_back();
 }
 
 void Parser::parse_body(ast::Function& f) {
   reset_function_names();
+  function_ = &f;
   const Token& open = next(); // {
   open_scope(f);
   // Statements go into body_, reserved once for every statement left in the text (virtual memory until it
@@ -169,7 +286,9 @@ void Parser::define_label(const Token& name) {
   if (auto it = here.find(label); it != here.end())
     fail(name, "duplicate label '" + label + "' in one scope (first defined at line " +
                    std::to_string(body_[it->second].inst.loc.line) + ")");
-  if (const NameEntry* e = lookup(label); e && e->scope == scope)
+  // ptxas lets a label share the name of a range's register (`.reg .b32 r<10>;` then `r5:`), not of a
+  // register declared alone.
+  if (declared_alone_in_scope(label, scope))
     fail(name, "duplicate definition of '" + label + "' (a label with the name of a declaration)");
   here.emplace(label, uint32_t(body_.size()));
   ast::Statement s;

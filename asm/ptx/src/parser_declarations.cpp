@@ -476,12 +476,15 @@ void Parser::parse_reg_declaration(ast::Function& f) {
     if (accept("<")) {
       const Token n = peek();
       const uint64_t count = expect_uint("a register count after '<'");
-      if (count > (1u << 24))
-        fail(n, "register count " + std::string(n.text) + " is too large");
+      if (count > 0xffffffffu) // ptxas: "Constant overflow"
+        fail(n, "register count '" + std::string(n.text) + "' is too large (at most 4294967295)");
       expect(">", "after the register count");
-      std::string base(name.text);
-      for (uint64_t i = 0; i < count; ++i)
-        add(base + std::to_string(i));
+      ast::RegDecl proto;
+      proto.type = type;
+      proto.bits = bits;
+      proto.vector = vector;
+      proto.scope = scope;
+      declare_range(name, std::string(name.text), count, proto);
     } else {
       add(std::string(name.text));
     }

@@ -156,7 +156,7 @@ private:
   ast::Operand parse_address(ast::Function& f, const ast::Instruction& in);
   ast::Operand parse_vector(ast::Function& f, const ast::Instruction& in, std::string_view open);
   void parse_call_operands(ast::Function& f, ast::Instruction& in);
-  bool resolve_symbol(const std::string_view name, ast::Operand& op) const;
+  bool resolve_symbol(const std::string_view name, ast::Operand& op);
   ast::Operand immediate(const Value& v) const;
   bool starts_expression(const Token& t);
 
@@ -175,11 +175,32 @@ private:
     uint32_t scope; // scopes index; params and returns are in scope 0
     int32_t prev;   // the entry this one shadows, -1 for none
     std::string name;
+    bool from_range; // a register of a `<N>` range, added on its first use
   };
   void declare(const Token& at, std::string name, NameEntry::Kind kind, int32_t index);
   void declare_at(uint32_t line, uint32_t column, std::string name, NameEntry::Kind kind, int32_t index);
-  const NameEntry* lookup(std::string_view name) const;
+  // The declaration `name` refers to here, innermost first; a register of a `%r<N>` range enters
+  // Function::regs (and the names of the range's scope) on its first use.
+  const NameEntry* lookup(std::string_view name);
   void reset_function_names();
+
+  // A parameterized declaration, `.reg .b32 %r<N>;`: the names %r0 .. %r(N-1). They are not expanded (a
+  // declaration of millions of registers costs nothing, as in ptxas); lookup() adds each on its first use.
+  struct RegRange {
+    std::string base;
+    uint64_t count;
+    ast::RegDecl proto; // all but the name
+    int32_t prev;       // the range of the same base this one shadows, -1 for none
+  };
+  void declare_range(const Token& at, std::string base, uint64_t count, const ast::RegDecl& proto);
+  // `name` as a range's register: the base (the name without its trailing digits) and the number those
+  // digits make; false when there are none, or only digits, or the number passes 2^32-1.
+  static bool split_register_name(std::string_view name, std::string_view* base, uint64_t* n);
+  // The innermost visible range that names `name`, with the register's number; scope_only >= 0: only a range
+  // of that scope. nullptr for none.
+  const RegRange* range_of(std::string_view name, uint64_t* index, int64_t scope_only = -1) const;
+  // Whether `name` was declared on its own (not as a range's register) in `scope` itself.
+  bool declared_alone_in_scope(std::string_view name, uint32_t scope) const;
 
   std::string file_;
   Lexer lexer_;
@@ -210,6 +231,10 @@ private:
   std::vector<std::vector<int32_t>> scope_entries_; // per open scope: the entries it declared
   std::vector<NameMap<uint32_t>> labels_;           // per scope: label -> statement index
   std::vector<uint32_t> open_scopes_;               // the stack of open scopes (Function::scopes indices)
+  NameMap<int32_t> range_top_;                      // range base -> index into ranges_ of the newest visible
+  std::vector<RegRange> ranges_;                    // the visible ranges of the function
+  std::vector<std::vector<int32_t>> scope_ranges_;  // per open scope: the ranges it declared
+  ast::Function* function_ = nullptr;               // the function whose body is parsed
   struct LabelUse {
     uint32_t statement, operand, scope, line, column;
     std::string name;

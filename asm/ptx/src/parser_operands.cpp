@@ -122,7 +122,7 @@ ast::Operand Parser::immediate(const Value& v) const {
   return o;
 }
 
-bool Parser::resolve_symbol(const std::string_view name, ast::Operand& op) const {
+bool Parser::resolve_symbol(const std::string_view name, ast::Operand& op) {
   op.name = std::string(name);
   if (const NameEntry* e = lookup(name)) {
     if (e->kind == NameEntry::Kind::reg)

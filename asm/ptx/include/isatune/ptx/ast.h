@@ -20,8 +20,10 @@ struct SourceLoc {
 
 enum class StateSpace : uint8_t { none, reg, sreg, const_, global, local, param, shared, shared_cta, shared_cluster, tex };
 
-// A register declaration: `.reg .b32 %r<10>;` declares ten of these (%r0..%r9), `.reg .v4 .f32 %v;` one with
-// vector = 4 (its elements are addressed as %v.x ... %v.w).
+// A register: `.reg .v4 .f32 %v;` declares one with vector = 4 (its elements are addressed as %v.x ... %v.w),
+// at once. `.reg .b32 %r<10>;` declares the names %r0..%r9, and each becomes a RegDecl on its first use (named
+// plainly: %r03 is %r3, as in ptxas), so a count of millions costs nothing; Function::regs lists the registers
+// declared alone and those used, in the order they appeared.
 struct RegDecl {
   std::string name;   // "%r3", "%p1", "P1" (inline-asm scopes use plain names)
   std::string type;   // "b32", "f32", "pred", ...
