@@ -25,6 +25,7 @@
 #include <llvm/MC/MCParser/MCAsmParser.h>
 #include <llvm/MC/MCParser/MCTargetAsmParser.h>
 #include <llvm/MC/MCRegisterInfo.h>
+#include <llvm/MC/MCParser/MCAsmParserExtension.h>
 #include <llvm/MC/MCStreamer.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/MCSymbolELF.h>
@@ -244,6 +245,8 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
       tgt->createMCAsmParser(sti, *parser, mii, mc_options));
   if (!target_parser) fail(options.file_name, "LLVM " + llvm_version() + " has no AMDGPU assembly parser");
   parser->setTargetParser(*target_parser);
+  const std::unique_ptr<llvm::MCAsmParserExtension> fill_guard = make_fill_guard();
+  fill_guard->Initialize(*parser);
   hook(*parser);
 
   // Parsed without finishing, so what LLVM's object writer would abort the process on (report_fatal_error) is

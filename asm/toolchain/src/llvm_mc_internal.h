@@ -19,7 +19,8 @@
 
 namespace llvm {
 class MCAsmParser;
-}
+class MCAsmParserExtension;
+} // namespace llvm
 
 namespace isatune::toolchain::detail {
 
@@ -39,6 +40,10 @@ const McTarget& mc_target(const ResolvedTarget& target, const std::string& file)
 
 // Called once the parser is set up and before it runs: lets a caller add directives (MCAsmParserExtension).
 using ParserHook = llvm::function_ref<void(llvm::MCAsmParser&)>;
+
+// `.fill`, `.space`, `.skip` and `.zero` as LLVM parses them, refusing more than 64 MiB from them in one object
+// (llvm_fill_guard.cpp); mc_assemble installs one per object.
+std::unique_ptr<llvm::MCAsmParserExtension> make_fill_guard();
 
 // Assembly text -> relocatable ELF object (llvm_assemble_object with a hook). Throws like it.
 std::vector<uint8_t> mc_assemble(std::string_view text, const AssembleOptions& options,
