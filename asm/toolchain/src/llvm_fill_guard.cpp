@@ -3,7 +3,8 @@
 // in 220 s before the kernel killed it, and fuzz_asm_text timed out on it (regression fill-huge-count-timeout.s).
 // These handlers parse each directive as LLVM's AsmParser does (parseDirectiveFill, parseDirectiveSpace,
 // parseDirectiveZero in llvm/lib/MC/MCParser/AsmParser.cpp, with its warnings) and refuse, with the line and
-// column of the count, a count whose bytes would take the object's total from these directives past 64 MiB; a
+// column of the count, a count whose bytes would take the object's total from these directives past 64 MiB (a
+// value of size 0 counting as a byte: LLVM loops over them all the same); a
 // code object for a GPU kernel needs a tiny fraction of that. A count that is not yet known (a difference of
 // labels resolved at layout) is left to LLVM.
 #include <cstdint>
@@ -37,15 +38,18 @@ private:
   // False (go on) when `count` values of `size` bytes fit in what is left; else an error at `at`.
   bool within_limit(llvm::StringRef directive, const llvm::MCExpr& count, int64_t size, llvm::SMLoc at) {
     int64_t n = 0;
-    if (!count.evaluateAsAbsolute(n) || n <= 0 || size <= 0) return false; // LLVM warns, or resolves it later
-    const uint64_t bytes = uint64_t(n) > kFillLimitBytes ? ~uint64_t(0) : uint64_t(n) * uint64_t(size);
+    if (!count.evaluateAsAbsolute(n) || n <= 0 || size < 0) return false; // LLVM warns, or resolves it later
+    // Size 0 makes no byte, but LLVM still loops once per value (`.fill 2e56, 0` never returns): a value
+    // counts as one byte then.
+    const uint64_t unit = size == 0 ? 1 : uint64_t(size);
+    const uint64_t bytes = uint64_t(n) > kFillLimitBytes ? ~uint64_t(0) : uint64_t(n) * unit;
     if (bytes <= kFillLimitBytes - used_) {
       used_ += bytes;
       return false;
     }
     return Error(at, "'" + directive + "' of " + std::to_string(n) + (size == 1 ? "" : " x " + std::to_string(size)) +
                          " bytes: isatune refuses more than 64 MiB from .fill/.space/.skip/.zero in one object " +
-                         "(LLVM would build it all in memory)");
+                         "(LLVM would build it all in memory" + (size == 0 ? ", a value at a time)" : ")"));
   }
 
   static bool fill(llvm::MCAsmParserExtension* self, llvm::StringRef directive, llvm::SMLoc) {
