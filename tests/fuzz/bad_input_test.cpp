@@ -282,7 +282,7 @@ std::vector<Case> cases() {
                }, "k.ptx:"});
   c.push_back({"PTX", "adversarial sizes", [](auto&) {
                  std::string s = kPtx;
-                 s.replace(s.find("%r<3>"), 5, "%r<4294967295>");
+                 s.replace(s.find("%r<3>"), 5, "%r<4294967296>"); // past 2^32-1, which ptxas refuses too
                  return ptx_error(s);
                }, "k.ptx:"});
   // Tuning databases (every isatune db command opens them): Database::open.
