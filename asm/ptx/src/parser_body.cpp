@@ -35,10 +35,9 @@ void Parser::declare_at(uint32_t line, uint32_t column, std::string name, NameEn
   }
   if (labels_[scope].count(name))
     fail_at(line, column, "duplicate definition of '" + name + "' (also a label)");
-  if (prev < 0 || entries_[size_t(prev)].scope != scope)
-    if (uint64_t k = 0; const RegRange* r = range_of(name, &k, scope))
-      fail_at(line, column, "duplicate definition of '" + name + "' (" + r->base + "<" + std::to_string(r->count) +
-                                "> in the same scope declares it)");
+  if (uint64_t k = 0; const RegRange* r = range_of(name, &k, scope))
+    fail_at(line, column, "duplicate definition of '" + name + "' (" + r->base + "<" + std::to_string(r->count) +
+                              "> in the same scope declares it)");
   const int32_t e = int32_t(entries_.size());
   if (it != name_top_.end())
     it->second = e;

@@ -232,7 +232,7 @@ private:
   std::vector<NameMap<uint32_t>> labels_;           // per scope: label -> statement index
   std::vector<uint32_t> open_scopes_;               // the stack of open scopes (Function::scopes indices)
   NameMap<int32_t> range_top_;                      // range base -> index into ranges_ of the newest visible
-  std::vector<RegRange> ranges_;                    // the visible ranges of the function
+  std::vector<RegRange> ranges_;                    // every range of the function (closed scopes' are unlinked)
   std::vector<std::vector<int32_t>> scope_ranges_;  // per open scope: the ranges it declared
   ast::Function* function_ = nullptr;               // the function whose body is parsed
   struct LabelUse {
