@@ -29,6 +29,10 @@ TEST(LlvmFillGuard, HugeCountsAreRefusedAtTheCount) {
       {".zero 100000000000", 7},
       {"n = 1 << 30\n.zero n", 7},      // a symbol's value
       {".fill 2e56,00000", 7},          // size 0: no bytes, but LLVM loops once per value (a fuzzer's timeout)
+      {".fIll 0xbf800000", 7},          // LLVM takes its directives in any case (a fuzzer's out-of-memory)
+      {".SPACE 0x4000001", 8},
+      {".Skip 1<<62", 7},
+      {".zerO 100000000000", 7},
   };
   for (const Case& c : cases) {
     const std::string text = kHead + c.line + "\n";
@@ -71,6 +75,16 @@ TEST(LlvmFillGuard, SmallFillsMakeWhatLlvmMakes) {
   bool negative_size = false;
   for (const Diagnostic& d : warnings) negative_size |= d.message.find("negative size") != std::string::npos;
   EXPECT_TRUE(negative_size) << "LLVM's warning for '.fill 1, -2' is missing";
+}
+
+TEST(LlvmFillGuard, AnyCaseMakesWhatLlvmMakes) {
+  // Upper and mixed case reach the guard's handlers, which make the same bytes as LLVM's own.
+  const std::string text = kHead + "begin:\n.FILL 2, 2, 0x5a6b\n.Space 1, 0xcd\n.sKIP 1, 0xef\n.ZERO 1\nend:\n"
+                           ".long end - begin\n";
+  const std::vector<uint8_t> object = llvm_assemble_object(text, {"gfx942", "f.s"});
+  const std::vector<uint8_t> want = {0x6b, 0x5a, 0x6b, 0x5a, 0xcd, 0xef, 0, 7, 0, 0, 0};
+  EXPECT_NE(std::search(object.begin(), object.end(), want.begin(), want.end()), object.end())
+      << "the .data bytes are not in the object";
 }
 
 } // namespace

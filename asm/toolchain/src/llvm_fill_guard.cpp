@@ -6,10 +6,13 @@
 // column of the count, a count whose bytes would take the object's total from these directives past 64 MiB (a
 // value of size 0 counting as a byte: LLVM loops over them all the same); a
 // code object for a GPU kernel needs a tiny fraction of that. A count that is not yet known (a difference of
-// labels resolved at layout) is left to LLVM.
+// labels resolved at layout) is left to LLVM. LLVM matches its own directives in any case (`.fIll` is `.fill`) but
+// looks extension handlers up as written, so each directive is registered in every spelling of its letters.
+#include <cctype>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <llvm/MC/MCContext.h>
 #include <llvm/MC/MCExpr.h>
@@ -25,13 +28,29 @@ namespace {
 
 constexpr uint64_t kFillLimitBytes = uint64_t(64) << 20;
 
+// ".fill", ".filL", ..., ".FILL": the 2^letters spellings LLVM's case-blind directive match accepts.
+std::vector<std::string> every_case_spelling(const std::string& directive) {
+  std::vector<std::string> out = {""};
+  for (const char c : directive) {
+    const size_t n = out.size();
+    const bool letter = std::isalpha(static_cast<unsigned char>(c)) != 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (letter) out.push_back(out[i] + char(std::toupper(static_cast<unsigned char>(c))));
+      out[i] += char(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
+}
+
 class FillGuard final : public llvm::MCAsmParserExtension {
 public:
   void Initialize(llvm::MCAsmParser& parser) override {
     llvm::MCAsmParserExtension::Initialize(parser);
-    parser.addDirectiveHandler(".fill", std::make_pair(this, &FillGuard::fill));
-    for (const char* d : {".space", ".skip", ".zero"})
-      parser.addDirectiveHandler(d, std::make_pair(this, &FillGuard::space));
+    for (const std::string& d : every_case_spelling(".fill"))
+      parser.addDirectiveHandler(d, std::make_pair(this, &FillGuard::fill));
+    for (const char* name : {".space", ".skip", ".zero"})
+      for (const std::string& d : every_case_spelling(name))
+        parser.addDirectiveHandler(d, std::make_pair(this, &FillGuard::space));
   }
 
 private:
