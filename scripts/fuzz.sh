@@ -87,7 +87,11 @@ for t in "${TARGETS[@]}"; do
   # handle_segv=0: inside LLVM's decoder ASan's own handler has been seen to crash before writing the input.
   # A signal that kills the process leaves no crash-* behind; last_input.h keeps the input in $last instead.
   last="$FUZZ_DIR/last-input-$t"
-  ISATUNE_FUZZ_LAST_INPUT="$last" \
+  # fuzz_db writes two SQLite files per input under TMPDIR: in memory (/dev/shm) it runs 1.5 times as fast
+  # (75/s against 48/s on /tmp's disk, docs/reliability.md). A TMPDIR set by the caller wins.
+  tmp="${TMPDIR:-/tmp}"
+  [ "$t" = db ] && [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && tmp=/dev/shm
+  TMPDIR="$tmp" ISATUNE_FUZZ_LAST_INPUT="$last" \
   ASAN_OPTIONS=handle_segv=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$OUT/fuzz_$t" \
     -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=3072 -malloc_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$FUZZ_DIR/crash-$t-" "$corpus" "${seeds[@]}" >"$log" 2>&1

@@ -41,6 +41,16 @@ void spit(const std::string& path, const char* data, size_t size) {
   std::ofstream(path, std::ios::binary | std::ios::trunc).write(data, std::streamsize(size));
 }
 
+// Removes the process's folder when it exits normally (the end of a fuzz run, test_tune's replay), so runs do not
+// pile up folders under TMPDIR; a crashed run leaves it for a look.
+struct RemoveAtExit {
+  std::string dir;
+  ~RemoveAtExit() {
+    std::error_code ignored;
+    fs::remove_all(dir, ignored);
+  }
+};
+
 // Built once per process: a target with one run, a source with another (other sizes, other device), and the
 // source's export folder.
 const Templates& templates() {
@@ -49,6 +59,7 @@ const Templates& templates() {
     t.dir = (fs::temp_directory_path() / ("isatune-fuzz-db-" + std::to_string(getpid()))).string();
     fs::remove_all(t.dir);
     fs::create_directories(t.dir);
+    static const RemoveAtExit remove{t.dir};
     t.target_db = t.dir + "/target.db";
     t.source_db = t.dir + "/source.db";
     t.export_dir = t.dir + "/export";
