@@ -51,41 +51,6 @@ constexpr const char* kTriple = "amdgcn-amd-amdhsa";
 // LLVM aborts the whole process (report_fatal_error "Unsupported AMDHSA Code Object Version") on a
 // .amdhsa_code_object_version it does not implement, so the directive is checked before LLVM sees the text:
 // a plain 4, 5 or 6 only (found by the assembler fuzzer, tests/fuzz/regressions/asm_text/).
-// ELFObjectWriter aborts ("Size expression must be absolute") on a .size whose expression names a symbol that is
-// never defined (found by fuzz_asm_text, tests/fuzz/regressions/asm_text/size-of-undefined-label.s).
-bool uses_undefined_symbol(const llvm::MCExpr& e, std::string& name) {
-  switch (e.getKind()) {
-  case llvm::MCExpr::SymbolRef: {
-    const llvm::MCSymbol& s = static_cast<const llvm::MCSymbolRefExpr&>(e).getSymbol();
-    if (s.isVariable()) return uses_undefined_symbol(*s.getVariableValue(), name);
-    if (s.isDefined()) return false;
-    name = s.getName().str();
-    return true;
-  }
-  case llvm::MCExpr::Unary: return uses_undefined_symbol(*static_cast<const llvm::MCUnaryExpr&>(e).getSubExpr(), name);
-  case llvm::MCExpr::Binary: {
-    const auto& b = static_cast<const llvm::MCBinaryExpr&>(e);
-    return uses_undefined_symbol(*b.getLHS(), name) || uses_undefined_symbol(*b.getRHS(), name);
-  }
-  default: return false;
-  }
-}
-
-void check_size_expressions(const llvm::MCContext& ctx, const std::string& file) {
-  for (const auto& entry : ctx.getSymbols()) {
-    const llvm::MCSymbol* sym = entry.second.Symbol;
-    if (!sym) continue;
-    const llvm::MCExpr* size = static_cast<const llvm::MCSymbolELF*>(sym)->getSize();
-    std::string undefined;
-    if (size && uses_undefined_symbol(*size, undefined)) {
-      isatune::toolchain::Diagnostic d;
-      d.file = file;
-      d.message = "the .size of '" + sym->getName().str() + "' uses '" + undefined + "', which is never defined";
-      throw isatune::toolchain::AssemblyError({d});
-    }
-  }
-}
-
 void check_code_object_version(std::string_view text, const std::string& file) {
   static constexpr std::string_view kDirective = ".amdhsa_code_object_version";
   int line = 1;
@@ -253,7 +218,7 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
   // refused here first; then finished as AsmParser::Run would.
   bool failed = parser->Run(/*NoInitialTextSection=*/false, /*NoFinalize=*/true);
   if (!failed && !ctx.hadError() && !collector.has_error()) {
-    check_size_expressions(ctx, options.file_name);
+    check_size_expressions(ctx, src_mgr, options.file_name);
     if (auto* ts = streamer->getTargetStreamer()) ts->emitConstantPools();
     streamer->finish();
   }

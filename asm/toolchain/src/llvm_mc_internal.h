@@ -3,6 +3,7 @@
 // path (kernel_assembler.cpp, mc_instruction_templates.cpp) share. Includes LLVM headers: not installed.
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,8 @@
 namespace llvm {
 class MCAsmParser;
 class MCAsmParserExtension;
+class MCContext;
+class SourceMgr;
 } // namespace llvm
 
 namespace isatune::toolchain::detail {
@@ -44,6 +47,10 @@ using ParserHook = llvm::function_ref<void(llvm::MCAsmParser&)>;
 // `.fill`, `.space`, `.skip` and `.zero` as LLVM parses them, refusing more than 64 MiB from them in one object
 // (llvm_fill_guard.cpp); mc_assemble installs one per object.
 std::unique_ptr<llvm::MCAsmParserExtension> make_fill_guard();
+
+// Throws AssemblyError, one diagnostic per symbol, where a `.size` expression would make LLVM's ELF writer abort
+// the process (llvm_size_check.cpp): called after parsing, before the object is laid out and written.
+void check_size_expressions(const llvm::MCContext& ctx, const llvm::SourceMgr& src, const std::string& file);
 
 // Assembly text -> relocatable ELF object (llvm_assemble_object with a hook). Throws like it.
 std::vector<uint8_t> mc_assemble(std::string_view text, const AssembleOptions& options,
