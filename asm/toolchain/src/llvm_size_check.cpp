@@ -19,10 +19,10 @@
 #include <llvm/MC/MCExpr.h>
 #include <llvm/MC/MCSymbol.h>
 #include <llvm/MC/MCSymbolELF.h>
-#include <llvm/MC/MCValue.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "llvm_compat.h"
 #include "llvm_mc_internal.h"
 
 namespace isatune::toolchain::detail {
@@ -89,7 +89,7 @@ struct Evaluator {
     case llvm::MCExpr::SymbolRef: {
       const auto& ref = static_cast<const llvm::MCSymbolRefExpr&>(e);
       const llvm::MCSymbol& s = ref.getSymbol();
-      if (ref.getSpecifier() != 0) return fail("it names '" + s.getName().str() + "' with a relocation specifier");
+      if (llvm_compat::has_specifier(ref)) return fail("it names '" + s.getName().str() + "' with a relocation specifier");
       if (s.isVariable() && !s.isWeakExternal()) return eval(*s.getVariableValue(), depth + 1);
       if (s.isUndefined()) return fail("it uses '" + s.getName().str() + "', which is never defined");
       Value v;
@@ -139,10 +139,9 @@ struct Evaluator {
     }
     case llvm::MCExpr::Target: {
       // Evaluated as LLVM does before layout; a target expression that needs the layout is refused.
-      llvm::MCValue v;
-      if (!static_cast<const llvm::MCTargetExpr&>(e).evaluateAsRelocatableImpl(v, nullptr) || !v.isAbsolute())
-        return fail("a target expression in it is not a number before layout");
-      return number(v.getConstant(), true);
+      int64_t v = 0;
+      if (!e.evaluateAsAbsolute(v)) return fail("a target expression in it is not a number before layout");
+      return number(v, true);
     }
     default: return fail("it holds an expression kind isatune does not evaluate");
     }
@@ -212,7 +211,7 @@ void check_size_expressions(const llvm::MCContext& ctx, const llvm::SourceMgr& s
     }
     std::string text;
     llvm::raw_string_ostream os(text);
-    ctx.getAsmInfo()->printExpr(os, *size);
+    llvm_compat::print_expr(os, *size, *ctx.getAsmInfo());
     d.message = "the .size of '" + sym->getName().str() + "' (" + text + ") is not a number LLVM can write: " +
                 ev.why + " (a size is a difference of labels in one section, such as .Lend - " +
                 sym->getName().str() + ")";
