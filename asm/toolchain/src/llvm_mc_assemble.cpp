@@ -34,6 +34,7 @@
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Triple.h>
 
@@ -91,7 +92,8 @@ struct DiagCollector {
       case llvm::SourceMgr::DK_Warning: out.severity = Diagnostic::Severity::warning; break;
       default: out.severity = Diagnostic::Severity::note; break;
       }
-      out.file = file;
+      // A diagnostic in an .include file names that file (LLVM names each buffer by its path).
+      out.file = d.getFilename().empty() ? file : d.getFilename().str();
       out.line = d.getLineNo() > 0 ? d.getLineNo() : 0;
       out.column = d.getLineNo() > 0 && d.getColumnNo() >= 0 ? d.getColumnNo() + 1 : 0;
       out.message = d.getMessage().str();
@@ -181,6 +183,10 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
 
   llvm::SourceMgr src_mgr;
   src_mgr.setDiagHandler(&DiagCollector::on_source_mgr, &collector);
+  const llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> files = make_file_guard();
+#if ISATUNE_LLVM_MAJOR >= 22
+  src_mgr.setVirtualFileSystem(files);
+#endif
   src_mgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(text.data(), text.size()), options.file_name),
       llvm::SMLoc());
@@ -224,6 +230,7 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
   }
   if (failed || ctx.hadError() || collector.has_error()) {
     if (!collector.has_error()) fail(options.file_name, "LLVM MC failed without a message");
+    explain_refused_files(*files, collector.diags);
     throw AssemblyError(std::move(collector.diags));
   }
   if (warnings)

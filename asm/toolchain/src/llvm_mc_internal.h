@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include <llvm/ADT/IntrusiveRefCntPtr.h>
 #include <llvm/ADT/STLFunctionalExtras.h>
 #include <llvm/MC/MCAsmInfo.h>
 #include <llvm/MC/MCInstrInfo.h>
@@ -23,6 +24,9 @@ class MCAsmParser;
 class MCAsmParserExtension;
 class MCContext;
 class SourceMgr;
+namespace vfs {
+class FileSystem;
+}
 } // namespace llvm
 
 namespace isatune::toolchain::detail {
@@ -47,6 +51,12 @@ using ParserHook = llvm::function_ref<void(llvm::MCAsmParser&)>;
 // `.fill`, `.space`, `.skip` and `.zero` as LLVM parses them, refusing more than 64 MiB from them in one object
 // (llvm_fill_guard.cpp); mc_assemble installs one per object.
 std::unique_ptr<llvm::MCAsmParserExtension> make_fill_guard();
+
+// The file system LLVM's SourceMgr reads `.include` and `.incbin` files through: regular files only, bounded
+// (llvm_file_guard.cpp). One per object. explain_refused_files takes what make_file_guard returned and gives
+// the reason where LLVM reports such a file as one it could not find.
+llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> make_file_guard();
+void explain_refused_files(const llvm::vfs::FileSystem& guard, std::vector<Diagnostic>& diags);
 
 // Throws AssemblyError, one diagnostic per symbol, where a `.size` expression would make LLVM's ELF writer abort
 // the process (llvm_size_check.cpp): called after parsing, before the object is laid out and written.
