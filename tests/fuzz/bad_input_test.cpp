@@ -24,6 +24,7 @@
 #include "isatune/error.h"
 #include "isatune/ptx/parser.h"
 #include "isatune/toolchain/assembler.h"
+#include "isatune/toolchain/llvm_mc.h"
 #include "isatune/tune/replay.h"
 #include "run_args.h"
 #include "test_util.h"
@@ -249,6 +250,18 @@ std::vector<Case> cases() {
                  s.replace(at, s.find('\n', at) - at, ".amdhsa_next_free_vgpr 100000");
                  return assemble_error(s);
                }, "k.s:"});
+  c.push_back({"AMD assembly", "corrupt (.size not a number)", [](auto&) {
+                 // LLVM 22's ELF writer aborted the process on this; found by fuzz_asm_text.
+                 std::string s = vector_add_source();
+                 const auto at = s.find(".size ");
+                 s.insert(s.find('\n', at), " & 0 + .Lvadd_end");
+                 return assemble_error(s);
+               }, "is not a number LLVM can write"});
+  // LLVM 19 reads included files itself, unbounded (llvm_file_guard.cpp needs LLVM 22's file system hook).
+  if (std::stoi(isatune::toolchain::llvm_version()) >= 22)
+    c.push_back({"AMD assembly", "huge (.incbin of /dev/zero)", [](auto&) {
+                   return assemble_error(vector_add_source() + ".data\n.incbin \"/dev/zero\"\n");
+                 }, "isatune does not read '/dev/zero': not a regular file"});
   // PTX (the PTX emulator's parser: isatune run, the PTX tuner).
   c.push_back({"PTX", "empty", [](auto&) {
                  return error_of([&] {
