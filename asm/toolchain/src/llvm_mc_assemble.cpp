@@ -198,8 +198,8 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
   std::unique_ptr<llvm::MCObjectFileInfo> mofi(tgt->createMCObjectFileInfo(ctx, /*PIC=*/false));
   ctx.setObjectFileInfo(mofi.get());
 
-  llvm::SmallVector<char, 0> buffer;
-  llvm::raw_svector_ostream os(buffer);
+  constexpr uint64_t kMaxObjectBytes = uint64_t(256) << 20;
+  BoundedObjectStream os(kMaxObjectBytes);
   llvm::MCCodeEmitter* emitter = tgt->createMCCodeEmitter(mii, ctx);
   llvm::MCAsmBackend* backend = tgt->createMCAsmBackend(sti, mri, mc_options);
   if (!emitter || !backend) {
@@ -225,6 +225,7 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
   bool failed = parser->Run(/*NoInitialTextSection=*/false, /*NoFinalize=*/true);
   if (!failed && !ctx.hadError() && !collector.has_error()) {
     check_size_expressions(ctx, src_mgr, options.file_name);
+    check_section_alignment(*streamer, options.file_name);
     if (auto* ts = streamer->getTargetStreamer()) ts->emitConstantPools();
     streamer->finish();
   }
@@ -235,7 +236,10 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
   }
   if (warnings)
     for (auto& d : collector.diags) warnings->push_back(std::move(d));
-  return std::vector<uint8_t>(buffer.begin(), buffer.end());
+  if (os.overflowed())
+    fail(options.file_name, "the object would be " + std::to_string(os.size()) +
+                                " bytes: isatune refuses objects past 256 MiB (a kernel's is a few KiB to MiB)");
+  return os.take();
 }
 
 } // namespace isatune::toolchain

@@ -14,6 +14,7 @@
 #include <llvm/MC/MCRegisterInfo.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Triple.h>
 
 #include "internal.h"
@@ -23,6 +24,7 @@ namespace llvm {
 class MCAsmParser;
 class MCAsmParserExtension;
 class MCContext;
+class MCStreamer;
 class SourceMgr;
 namespace vfs {
 class FileSystem;
@@ -57,6 +59,28 @@ std::unique_ptr<llvm::MCAsmParserExtension> make_fill_guard();
 // the reason where LLVM reports such a file as one it could not find.
 llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> make_file_guard();
 void explain_refused_files(const llvm::vfs::FileSystem& guard, std::vector<Diagnostic>& diags);
+
+// What LLVM's object writer writes, kept up to `limit` bytes; past it only counted (llvm_object_bound.cpp).
+class BoundedObjectStream final : public llvm::raw_pwrite_stream {
+public:
+  explicit BoundedObjectStream(uint64_t limit);
+  bool overflowed() const { return overflow_; }
+  uint64_t size() const { return pos_; }
+  std::vector<uint8_t> take() { return std::move(bytes_); }
+
+private:
+  void write_impl(const char* ptr, size_t size) override;
+  void pwrite_impl(const char* ptr, size_t size, uint64_t offset) override;
+  uint64_t current_pos() const override { return pos_; }
+
+  uint64_t limit_;
+  uint64_t pos_ = 0;
+  bool overflow_ = false;
+  std::vector<uint8_t> bytes_;
+};
+
+// Throws AssemblyError naming each section aligned past 1 MiB: called after parsing, before the object is written.
+void check_section_alignment(llvm::MCStreamer& streamer, const std::string& file);
 
 // Throws AssemblyError, one diagnostic per symbol, where a `.size` expression would make LLVM's ELF writer abort
 // the process (llvm_size_check.cpp): called after parsing, before the object is laid out and written.
