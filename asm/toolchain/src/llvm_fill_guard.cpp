@@ -16,6 +16,9 @@
 
 #include <llvm/MC/MCContext.h>
 #include <llvm/MC/MCExpr.h>
+#if ISATUNE_LLVM_MAJOR < 22
+#include <llvm/MC/MCParser/MCAsmLexer.h> // LLVM 22 folded MCAsmLexer into AsmLexer, which MCAsmParser.h includes
+#endif
 #include <llvm/MC/MCParser/MCAsmParser.h>
 #include <llvm/MC/MCParser/MCAsmParserExtension.h>
 #include <llvm/MC/MCStreamer.h>
