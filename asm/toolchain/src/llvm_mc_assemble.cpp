@@ -226,6 +226,7 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
   if (!failed && !ctx.hadError() && !collector.has_error()) {
     check_size_expressions(ctx, src_mgr, options.file_name);
     check_section_alignment(*streamer, options.file_name);
+    check_code_alignment(*streamer, options.file_name);
     if (auto* ts = streamer->getTargetStreamer()) ts->emitConstantPools();
     streamer->finish();
   }

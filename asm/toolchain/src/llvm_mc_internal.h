@@ -82,6 +82,10 @@ private:
 // Throws AssemblyError naming each section aligned past 1 MiB: called after parsing, before the object is written.
 void check_section_alignment(llvm::MCStreamer& streamer, const std::string& file);
 
+// Throws AssemblyError for each code alignment LLVM 22's layout would never finish (a nop alignment after an
+// offset that is not a multiple of 4; llvm_align_check.cpp): called after parsing, before layout.
+void check_code_alignment(llvm::MCStreamer& streamer, const std::string& file);
+
 // Throws AssemblyError, one diagnostic per symbol, where a `.size` expression would make LLVM's ELF writer abort
 // the process (llvm_size_check.cpp): called after parsing, before the object is laid out and written.
 void check_size_expressions(const llvm::MCContext& ctx, const llvm::SourceMgr& src, const std::string& file);
