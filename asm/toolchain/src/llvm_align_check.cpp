@@ -3,7 +3,7 @@
 //   while (Size % MinNopSize) Size += Alignment;
 // and AMDGPU's smallest nop is 4 bytes, so when the offset before it is not a multiple of 4 (`.byte 1` then
 // `.p2align 3` in .text) and the padding is not either, the loop never ends: llvm-mc-22 hangs too (found by
-// fuzz_asm_text, tests/fuzz/regressions/asm_text/nop-align-odd-offset-hang.s). Instructions are multiples of 4
+// fuzz_asm_text, tests/fuzz/regressions/asm_text/llvm22-only/). Instructions are multiples of 4
 // bytes, so only data directives get there. Before layout, this follows each section's offset modulo 4 through
 // its fragments and refuses a nop alignment reached at an offset that is not (or not known to be) a multiple of
 // 4. LLVM 19 keeps its fragments differently; there the check does nothing.
