@@ -1,9 +1,10 @@
 // The files `.include` and `.incbin` make LLVM read, bounded. LLVM reads a named file whole into memory before
 // it looks at it, so `.incbin "/dev/zero"` grew llvm-mc-22 to 2.2 GB in a second and never ends, and a FIFO
 // blocks it forever. The text path gives LLVM's SourceMgr this file system (LLVM 22 reads included files through
-// one; LLVM 19's reads them itself, unbounded): it opens only regular files, at most 64 MiB each and in all, and at most 1,000 of them per object (a file
-// that includes itself would otherwise recurse until the stack runs out). A refused file reaches LLVM as one it
-// cannot open, and explain() then turns LLVM's "Could not find ... file" into the reason.
+// one; LLVM 19's reads them itself, unbounded): it opens only regular files, at most 64 MiB in all, and at most
+// 1,000 of them per object (a file that includes itself would otherwise be read again without end). A refused
+// file reaches LLVM as one it cannot open, and explain() then turns LLVM's "Could not find ... file" into the
+// reason.
 #include <string>
 #include <system_error>
 #include <utility>
