@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,66 @@ TEST(LlvmLexerCheck, MetadataBlockIsLeftToItsParser) {
   } catch (const AssemblyError& e) {
     EXPECT_NE(std::string(e.what()).find("a backquote"), std::string::npos) << e.what();
   }
+}
+
+// Lines that look like a .amdgpu_metadata block but that LLVM lexes as statements: each text here hangs
+// llvm-mc-22 -mcpu=gfx942 (the bad statement `a "" "` takes its string on to the next line, past the
+// .end_amdgpu_metadata, and ends in a 0x8b byte after a comment, in LLVM's reading). isatune lexes those lines
+// itself and refuses the string that does not close on its line. The first is the fuzzer's
+// (regressions/asm_text/metadata-high-bytes-hang.s): a label, then high bytes to the end of the file.
+TEST(LlvmLexerCheck, MetadataLinesLlvmLexesAsStatementsAreChecked) {
+  struct Case {
+    std::string text;
+    int line, column;
+    const char* message;
+  };
+  const std::string tail = "a \"\" \"\n.end_amdgpu_metadata ; \"\x8b\n";
+  const std::vector<Case> cases = {
+      {".amdgpu_metadata:\n\"\"\"\"\"\"\x8b", 2, 7, "a 0x8b byte outside a comment or string"},
+      {".amdgpu_metadata:\n" + tail, 2, 6, "unterminated string constant"},
+      {".amdgpu_metadata = 1\n" + tail, 2, 6, "unterminated string constant"},
+      {".if 0\n.amdgpu_metadata\n.endif\n" + tail, 4, 6, "unterminated string constant"},
+      {".IF 0\n.amdgpu_metadata\n.ENDIF\n" + tail, 4, 6, "unterminated string constant"},
+      {"x: .if 0\n.amdgpu_metadata\n.endif\n" + tail, 4, 6, "unterminated string constant"},
+      {".macro m\n.amdgpu_metadata\n.endm\n" + tail, 4, 6, "unterminated string constant"},
+      {".amdhsa_kernel k\n.amdgpu_metadata\n.end_amdhsa_kernel\n" + tail, 4, 6, "unterminated string constant"},
+      {".amdgpu_pal_metadata\n.amdgpu_metadata\n.end_amdgpu_pal_metadata\n" + tail, 4, 6,
+       "unterminated string constant"},
+      {".macro .amdgpu_metadata\n.endm\n.amdgpu_metadata\n" + tail, 4, 6, "unterminated string constant"},
+      // Never closed: LLVM reports a block without its end, or (under .if 0) lexes what follows.
+      {".if 0\n.amdgpu_metadata\n.endif\na \"\" \"\"\x8b\n", 4, 8, "a 0x8b byte outside a comment or string"},
+  };
+  for (const Case& c : cases) {
+    try {
+      llvm_assemble_object(c.text, {"gfx942", "md.s"});
+      FAIL() << "accepted: " << c.text;
+    } catch (const AssemblyError& e) {
+      ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
+      EXPECT_EQ(e.diagnostics()[0].line, c.line) << c.text << e.what();
+      EXPECT_EQ(e.diagnostics()[0].column, c.column) << c.text << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+    }
+  }
+  // A block LLVM reads as YAML after a closed .if and a label on its own line is still left to its parser.
+  const std::vector<uint8_t> bytes = testing::read_file(std::string(ISATUNE_FIXTURES_DIR) + "/vector_add.s");
+  std::string text(bytes.begin(), bytes.end());
+  const size_t at = text.find("amdhsa.version:");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "amdhsa.note: it's a note with a ` and \xc3\xa9\n");
+  const size_t md = text.find(".amdgpu_metadata");
+  ASSERT_NE(md, std::string::npos);
+  text.insert(md, ".if 0\n.endif\nlbl:\n");
+  EXPECT_NO_THROW(llvm_assemble_object(text, {"gfx942", "md.s"}));
+}
+
+// An included file LLVM's lexer ends in an error token, included on the text's last line without a line break:
+// the parser came back from it straight to the end of the file and looped (llvm-mc-22 hangs). isatune ends the
+// buffer with a line break, so LLVM reports the error.
+TEST(LlvmLexerCheck, IncludeOnTheLastLineEndsInThisFile) {
+  testing::TempDir dir;
+  const std::string inc = (dir.path / "inc.s").string();
+  { std::ofstream(inc, std::ios::binary) << "a \"\" \"\"\x8b"; }
+  EXPECT_THROW(llvm_assemble_object(".include \"" + inc + "\"", {"gfx942", "inc.s"}), AssemblyError);
 }
 
 // LLVM 22's metadata reader takes no YAML alias: it reports "unknown node kind", or first segfaults (a block whose

@@ -22,8 +22,10 @@ ResolvedTarget resolve_target(std::string_view target);
 
 // Throws AssemblyError naming the line and column of the first thing in `text` that LLVM's assembly lexer would
 // turn into an error token (an unterminated string or /* comment, a bad character constant or number, a character
-// it does not take): LLVM 22's AMDGPU parser can loop forever on such a token (llvm_lexer_check.cpp).
-void check_llvm_lexer(std::string_view text, const std::string& file);
+// it does not take): LLVM 22's AMDGPU parser can loop forever on such a token (llvm_lexer_check.cpp). Returns
+// where the part it lexes to the end of the text begins (after the last .amdgpu_metadata block it leaves to
+// LLVM's YAML reader; 0 when there is none), for check_llvm_final_token.
+size_t check_llvm_lexer(std::string_view text, const std::string& file);
 
 // Registers the AMDGPU target with LLVM once (thread-safe).
 void init_llvm_amdgpu();

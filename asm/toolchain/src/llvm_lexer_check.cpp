@@ -7,16 +7,32 @@
 // assemble is lost; the only difference is the text inside a skipped `.if 0` block, which LLVM lexes without
 // reporting errors and which is checked here like the rest.
 //
+// Why it loops: after a bad operand, AMDGPUAsmParser::parseInstruction skips to the end of the statement with
+//   while (!trySkipToken(AsmToken::EndOfStatement)) lex();
+// which never ends at the end of the file (lex() there returns Eof again). It gets past the file's last end of
+// statement only through MCAsmParser::Error, which consumes the token after an error token ("supercede the
+// lexing error", llvm/lib/MC/MCParser/MCAsmParser.cpp): an error token right before the last end of statement
+// makes the loop step over both. So what matters is the last statement; check_llvm_final_token
+// (llvm_final_token_check.cpp) asks LLVM's own lexer about it, behind this scan.
+//
 // The scan follows AsmLexer for the AMDGPU target (not MASM, HLASM or Motorola syntax): comments are `;` and `//`
 // to the end of the line, `#` as the first token of a statement, and `/* */`; identifiers are
 // [a-zA-Z_.][a-zA-Z0-9_.$?@]* (`$`, `@` and `?` alone are tokens of their own); a string constant must close on
 // its line (LLVM would let one run on to a later quote; refusing that is stricter than LLVM). The YAML between
-// .amdgpu_metadata and .end_amdgpu_metadata is read by its own parser and is not lexed here, with one exception:
+// .amdgpu_metadata and .end_amdgpu_metadata is read by its own parser and is not lexed here, when LLVM surely
+// reads it so: a block that closes, outside any .if, .macro, .rept, .irp(c), .amdhsa_kernel, .amd_kernel_code_t
+// or .amdgpu_pal_metadata, not after a macro named .amdgpu_metadata (LLVM looks macros up first), and not
+// `.amdgpu_metadata:` (a label) or `.amdgpu_metadata = ...` (an assignment).
+// Elsewhere LLVM may lex those lines as statements (a block under `.if 0` is skipped statement by statement; one
+// that never closes is an error), so they are checked here like the rest (found by fuzz_asm_text: a label
+// `.amdgpu_metadata:`, then high bytes to the end of the file, hung; regressions/asm_text/metadata-high-bytes-hang.s).
+// With one exception, aliases, the YAML is LLVM's business:
 // LLVM 22's YAML reader (msgpack::Document::fromYAML over yaml::Input) takes no alias (`*name`). It reports
 // "unknown node kind" for one, and in some places (the root of the first document, a value in a flow mapping)
 // dereferences null in yaml::Input::getNodeKind first and segfaults (found by fuzz_asm_text, regression
-// yaml-root-alias-crash.s; llvm-mc-22 crashes on `.amdgpu_metadata *x` too). So every alias in the block is refused
-// here, at its `*`, with its line and column: LLVM refuses each of them anyway.
+// yaml-root-alias-crash.s; llvm-mc-22 crashes on `.amdgpu_metadata *x` too). So every alias in a block is refused
+// here, at its `*`, with its line and column, in every block, skipped or not (a macro's block runs when the macro
+// does): LLVM refuses each of them anyway.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -33,17 +49,20 @@ class LexerCheck {
 public:
   LexerCheck(std::string_view text, const std::string& file) : t_(text), file_(file) {}
 
-  void run() {
+  // Returns where the text that is lexed here to its end begins: the line of the last skipped block's
+  // .end_amdgpu_metadata, or 0 (check_llvm_final_token reads from there).
+  size_t run() {
     // A NUL byte or two 0xff bytes hang LLVM 22's lexer even inside comments (found by fuzz_asm_text,
     // regressions nul-byte-hang.s, ff-bytes-hang.s); text never holds a NUL, and 0xff is no part of UTF-8 text.
     if (size_t at = t_.find_first_of(std::string_view("\0\xff", 2)); at != std::string_view::npos)
       fail(at, std::string(t_[at] ? "a 0xff" : "a NUL") + " byte in the text (binary data, not assembly)");
-    bool statement_start = true;
+    bool statement_start = true; // AsmLexer's IsAtStartOfStatement: a `#` here starts a comment
+    bool parse_start = true;     // the parser's: a directive or mnemonic here (after a label too)
     size_t i = metadata_block(0);
     while (i < t_.size()) {
       const char c = t_[i];
       if (c == '\n' || c == '\r') {
-        statement_start = true;
+        statement_start = parse_start = true;
         ++i;
         if (c == '\n') i = metadata_block(i);
         continue;
@@ -56,15 +75,33 @@ public:
         i = line_end(i);
         continue;
       }
-      statement_start = false;
-      i = token(i);
+      const bool first = parse_start;
+      statement_start = parse_start = false;
+      const size_t next = token(i);
+      if (first && (identifier_start(c) || digit(c))) {
+        if (identifier_start(c)) {
+          const std::string_view word = t_.substr(i, next - i);
+          depth_ = std::max(0, depth_ + depth_change(word));
+          if (lower(word) == ".macro" && lower(next_word(next)) == ".amdgpu_metadata") shadowed_ = true;
+        }
+        // `name:` and `1:` define a label; a statement follows on the line (LLVM's parseStatement).
+        const size_t colon = t_.find_first_not_of(" \t", next);
+        if (colon != std::string_view::npos && t_[colon] == ':') {
+          parse_start = true;
+          i = colon + 1;
+          continue;
+        }
+      }
+      i = next;
     }
+    return tail_;
   }
 
 private:
   char at(size_t i) const { return i < t_.size() ? t_[i] : '\0'; }
   static bool digit(char c) { return c >= '0' && c <= '9'; }
   static bool hex_digit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+  static bool identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
   static bool identifier_char(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.' || c == '?' || c == '@';
   }
@@ -73,24 +110,65 @@ private:
     return i;
   }
 
-  // At the start of line `i`: when it opens a .amdgpu_metadata block, returns the start of the line that closes
-  // it (or the end of the text): the YAML in between is read by its own parser, and LLVM reports no lexer error
-  // there.
-  size_t metadata_block(size_t i) const {
+  // How a statement that starts with `word` changes the nesting that makes LLVM lex a later .amdgpu_metadata
+  // block as statements (or not run it at all). LLVM's own directives are matched in any case, as LLVM does
+  // (.IF is .if); the AMDGPU ones exactly, as its parser does, but an opening in any case counts (stricter).
+  static std::string lower(std::string_view word) {
+    std::string w(word);
+    std::transform(w.begin(), w.end(), w.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+    return w;
+  }
+  // The identifier after blanks from `i` (empty when none).
+  std::string_view next_word(size_t i) const {
+    i = std::min(t_.find_first_not_of(" \t", i), t_.size());
+    size_t j = i;
+    if (j < t_.size() && identifier_start(t_[j]))
+      while (identifier_char(at(++j))) {
+      }
+    return t_.substr(i, j - i);
+  }
+  static int depth_change(std::string_view word) {
+    const std::string w = lower(word);
+    static constexpr std::string_view kIfs[] = {".if",   ".ifb",  ".ifc",   ".ifdef", ".ifeq",   ".ifeqs",
+                                                ".ifge", ".ifgt", ".ifle",  ".iflt",  ".ifnb",   ".ifnc",
+                                                ".ifndef", ".ifne", ".ifnes", ".ifnotdef"};
+    static constexpr std::string_view kOpens[] = {".macro", ".rept", ".rep", ".irp", ".irpc", ".amdhsa_kernel",
+                                                  ".amd_kernel_code_t", ".amdgpu_pal_metadata"};
+    for (std::string_view d : kIfs)
+      if (w == d) return 1;
+    for (std::string_view d : kOpens)
+      if (w == d) return 1;
+    if (w == ".endif" || w == ".endm" || w == ".endmacro" || w == ".endr") return -1;
+    if (word == ".end_amdhsa_kernel" || word == ".end_amd_kernel_code_t" || word == ".end_amdgpu_pal_metadata")
+      return -1;
+    return 0;
+  }
+
+  // At the start of line `i`: when it opens a .amdgpu_metadata block that LLVM surely reads as YAML (see the top
+  // of the file), returns the start of the line that closes it: the YAML in between is read by its own parser,
+  // and LLVM reports no lexer error there. Otherwise returns `i`, and the lines are lexed here.
+  size_t metadata_block(size_t i) {
     size_t first = t_.find_first_not_of(" \t", i);
     if (first == std::string_view::npos || !starts_word(first, ".amdgpu_metadata")) return i;
     const size_t yaml = first + std::string_view(".amdgpu_metadata").size();
-    size_t end = t_.size();
-    for (i = line_end(first); i < t_.size(); i = line_end(first)) {
-      i += t_[i] == '\r' && at(i + 1) == '\n' ? 2 : 1; // past the line break
-      first = t_.find_first_not_of(" \t", i);
+    const size_t after = t_.find_first_not_of(" \t", yaml);
+    if (after != std::string_view::npos && (t_[after] == ':' || t_[after] == '=')) return i; // a label, a symbol
+    size_t end = std::string_view::npos;
+    for (size_t j = line_end(first); j < t_.size(); j = line_end(first)) {
+      j += t_[j] == '\r' && at(j + 1) == '\n' ? 2 : 1; // past the line break
+      first = t_.find_first_not_of(" \t", j);
       if (first == std::string_view::npos) break;
       if (starts_word(first, ".end_amdgpu_metadata")) {
         end = first;
         break;
       }
     }
-    check_no_yaml_alias(yaml, end);
+    // Each byte once, however many blocks overlap it (unclosed ones run to the end of the text).
+    const size_t alias_end = end == std::string_view::npos ? t_.size() : end;
+    if (alias_end > aliases_checked_) check_no_yaml_alias(std::max(yaml, aliases_checked_), alias_end);
+    aliases_checked_ = std::max(aliases_checked_, alias_end);
+    if (end == std::string_view::npos || depth_ > 0 || shadowed_) return i;
+    tail_ = end;
     return end;
   }
 
@@ -307,10 +385,14 @@ private:
 
   std::string_view t_;
   const std::string& file_;
+  int depth_ = 0;               // open .if, .macro, .rept, ... (depth_change)
+  bool shadowed_ = false;       // a macro named .amdgpu_metadata: LLVM runs it instead of the directive
+  size_t aliases_checked_ = 0;  // the YAML before this is checked for aliases
+  size_t tail_ = 0;             // run()'s result
 };
 
 } // namespace
 
-void check_llvm_lexer(std::string_view text, const std::string& file) { LexerCheck(text, file).run(); }
+size_t check_llvm_lexer(std::string_view text, const std::string& file) { return LexerCheck(text, file).run(); }
 
 } // namespace isatune::toolchain::detail

@@ -90,6 +90,12 @@ void check_code_alignment(llvm::MCStreamer& streamer, const std::string& file);
 // the process (llvm_size_check.cpp): called after parsing, before the object is laid out and written.
 void check_size_expressions(const llvm::MCContext& ctx, const llvm::SourceMgr& src, const std::string& file);
 
+// Throws AssemblyError when LLVM's own lexer, reading `text` (the buffer LLVM parses) from `from`, finds an error
+// token right before the last end of statement: the one place where LLVM 22's AMDGPU parser, skipping a bad
+// statement, runs past the end of the file and loops forever (llvm_final_token_check.cpp). Behind
+// check_llvm_lexer, which should have refused such a token already.
+void check_llvm_final_token(std::string_view text, size_t from, const llvm::MCAsmInfo& mai, const std::string& file);
+
 // Assembly text -> relocatable ELF object (llvm_assemble_object with a hook). Throws like it.
 std::vector<uint8_t> mc_assemble(std::string_view text, const AssembleOptions& options,
                                  std::vector<Diagnostic>* warnings, ParserHook hook);
