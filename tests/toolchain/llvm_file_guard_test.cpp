@@ -43,7 +43,7 @@ TEST(LlvmFileGuard, WhatIsNotARegularFileIsRefusedAtItsName) {
   testing::TempDir dir;
   const std::string fifo = (dir.path / "fifo").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  for (const std::string& directive : {".incbin", ".include", ".INCBIN"})
+  for (const std::string directive : {".incbin", ".include", ".INCBIN"})
     for (const std::string& name : {std::string("/dev/zero"), fifo, dir.path.string()}) {
       const Diagnostic d = refusal(kHead + directive + " \"" + name + "\"\n");
       EXPECT_EQ(d.line, 3) << d.str();
