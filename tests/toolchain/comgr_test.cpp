@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <utility>
 
 #include "isatune/toolchain/assembler.h"
 #include "isatune/toolchain/llvm_mc.h"
@@ -89,6 +90,25 @@ TEST(Comgr, Cov5DirectiveUnknownToComgrLlvm15IsReported) {
   } catch (const AssemblyError& e) {
     EXPECT_EQ(e.diagnostics().front().line, 2) << e.what();
     EXPECT_NE(std::string(e.what()).find("unknown directive"), std::string::npos) << e.what();
+  }
+}
+
+// Texts comgr's own LLVM (comgr 2.4) hangs on or crashes on, refused by the guards that read the text alone
+// before comgr sees it: an error token before the last end of statement (hangs), a YAML alias in the metadata
+// (segfaults), and the fuzzer's label `.amdgpu_metadata:` then high bytes.
+TEST(Comgr, TextsItsLlvmHangsOrCrashesOnAreRefusedFirst) {
+  REQUIRE_COMGR(c);
+  const std::string head = ".amdgcn_target \"amdgcn-amd-amdhsa--gfx90a\"\n";
+  const std::pair<std::string, int> cases[] = {{"a \"\" \"\"\x8b", 2},
+                                              {".amdgpu_metadata *x\n.end_amdgpu_metadata\n", 2},
+                                              {".amdgpu_metadata:\n\"\"\"\"\"\"\x8b", 3}};
+  for (const auto& [body, line] : cases) {
+    try {
+      c->assemble(head + body, {"gfx90a", "g.s"});
+      ADD_FAILURE() << "accepted: " << body;
+    } catch (const AssemblyError& e) {
+      EXPECT_EQ(e.diagnostics().at(0).line, line) << e.what();
+    }
   }
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "internal.h"
+#include "llvm_mc_internal.h"
 #include "isatune/codeobj/reader.h"
 #include "isatune/error.h"
 
@@ -211,11 +212,22 @@ public:
       throw InputError("unknown AMD target '" + isa + "': " + version() + " does not know this processor");
     const std::string isa_name = std::string(prefix) + std::string(t);
 
+    // The llvm backend's guards that read the text alone (llvm_lexer_check.cpp, llvm_final_token_check.cpp):
+    // comgr's LLVM has the same lexer and AMDGPU parser, and hangs on the same texts (an error token before the
+    // last end of statement) and segfaults on a YAML alias in .amdgpu_metadata. The guards that hook into
+    // LLVM's parser (.fill sizes, alignments, .size, included files) cannot reach comgr's: docs/reliability.md.
+    const size_t tail = detail::check_llvm_lexer(text, options.file_name);
+    std::string buffer(text);
+    if (buffer.empty() || (buffer.back() != '\n' && buffer.back() != '\r')) buffer += '\n';
+    // The AMDGPU MCAsmInfo (what the lexer reads) is the same for every ISA.
+    detail::check_llvm_final_token(buffer, tail, *detail::mc_target(detail::resolve_target("gfx90a"), options.file_name).mai,
+                                   options.file_name);
+
     Assembled out;
     std::vector<uint8_t> image;
     {
       std::lock_guard<std::mutex> lock(g_comgr_mutex);
-      image = run(text, isa_name, options.file_name, out.warnings);
+      image = run(buffer, isa_name, options.file_name, out.warnings);
     }
     out.code = codeobj::read_code_object(image, options.file_name);
     return out;
