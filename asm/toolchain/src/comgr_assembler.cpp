@@ -212,16 +212,13 @@ public:
       throw InputError("unknown AMD target '" + isa + "': " + version() + " does not know this processor");
     const std::string isa_name = std::string(prefix) + std::string(t);
 
-    // The llvm backend's guards that read the text alone (llvm_lexer_check.cpp, llvm_final_token_check.cpp):
+    // The llvm backend's guards that read the text alone (llvm_text_guards.cpp):
     // comgr's LLVM has the same lexer and AMDGPU parser, and hangs on the same texts (an error token before the
     // last end of statement) and segfaults on a YAML alias in .amdgpu_metadata. The guards that hook into
     // LLVM's parser (.fill sizes, alignments, .size, included files) cannot reach comgr's: docs/reliability.md.
-    const size_t tail = detail::check_llvm_lexer(text, options.file_name);
-    std::string buffer(text);
-    if (buffer.empty() || (buffer.back() != '\n' && buffer.back() != '\r')) buffer += '\n';
     // The AMDGPU MCAsmInfo (what the lexer reads) is the same for every ISA.
-    detail::check_llvm_final_token(buffer, tail, *detail::mc_target(detail::resolve_target("gfx90a"), options.file_name).mai,
-                                   options.file_name);
+    const std::string buffer = detail::guarded_llvm_buffer(
+        text, *detail::mc_target(detail::resolve_target("gfx90a"), options.file_name).mai, options.file_name);
 
     Assembled out;
     std::vector<uint8_t> image;

@@ -27,6 +27,10 @@ ResolvedTarget resolve_target(std::string_view target);
 // LLVM's YAML reader; 0 when there is none), for check_llvm_final_token.
 size_t check_llvm_lexer(std::string_view text, const std::string& file);
 
+// An error at byte `at` of `text`: its 1-based line and column and the line it is on (the text-level guards'
+// diagnostics; diagnostic.cpp).
+Diagnostic diagnostic_at(std::string_view text, size_t at, const std::string& file, std::string message);
+
 // Registers the AMDGPU target with LLVM once (thread-safe).
 void init_llvm_amdgpu();
 

@@ -30,19 +30,9 @@ struct LexError {
 };
 
 [[noreturn]] void fail(std::string_view text, const LexError& e, const std::string& file) {
-  Diagnostic d;
-  d.file = file;
-  d.line = 1 + int(std::count(text.begin(), text.begin() + e.at, '\n'));
-  const size_t nl = e.at == 0 ? std::string_view::npos : text.rfind('\n', e.at - 1);
-  const size_t line_start = nl == std::string_view::npos ? 0 : nl + 1;
-  d.column = int(e.at - line_start) + 1;
-  const size_t end = text.find('\n', line_start);
-  d.source_line =
-      std::string(text.substr(line_start, end == std::string_view::npos ? end : end - line_start));
-  d.message = e.message +
-              " (LLVM's lexer), right before the end of the last statement: LLVM 22's AMDGPU parser "
-              "would loop forever skipping it";
-  throw AssemblyError({d});
+  throw AssemblyError({diagnostic_at(text, e.at, file,
+                                     e.message + " (LLVM's lexer), right before the end of the last statement: "
+                                                 "LLVM 22's AMDGPU parser would loop forever skipping it")});
 }
 
 } // namespace

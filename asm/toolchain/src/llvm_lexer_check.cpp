@@ -371,16 +371,7 @@ private:
   }
 
   [[noreturn]] void fail(size_t at, std::string message) const {
-    Diagnostic d;
-    d.file = file_;
-    d.line = 1 + int(std::count(t_.begin(), t_.begin() + at, '\n'));
-    const size_t nl = at == 0 ? std::string_view::npos : t_.rfind('\n', at - 1);
-    const size_t line_start = nl == std::string_view::npos ? 0 : nl + 1;
-    d.column = int(at - line_start) + 1;
-    d.message = std::move(message);
-    size_t end = t_.find('\n', line_start);
-    d.source_line = std::string(t_.substr(line_start, end == std::string_view::npos ? end : end - line_start));
-    throw AssemblyError({d});
+    throw AssemblyError({diagnostic_at(t_, at, file_, std::move(message))});
   }
 
   std::string_view t_;

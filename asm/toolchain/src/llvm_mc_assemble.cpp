@@ -169,7 +169,6 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
   detail::init_llvm_amdgpu();
   const detail::ResolvedTarget target = detail::resolve_target(options.target);
   check_code_object_version(text, options.file_name);
-  const size_t lexed_tail = check_llvm_lexer(text, options.file_name);
   const McTarget& objs = mc_target(target, options.file_name);
   const llvm::Target* tgt = objs.target;
   const llvm::Triple& triple = objs.triple;
@@ -187,11 +186,7 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
 #if ISATUNE_LLVM_MAJOR >= 22
   src_mgr.setVirtualFileSystem(files);
 #endif
-  // The buffer LLVM reads ends with a line break: its last statement then ends in this file, after an .include
-  // on the last line too (llvm_final_token_check.cpp). Lines and columns stay as they are.
-  std::string buffer(text);
-  if (buffer.empty() || (buffer.back() != '\n' && buffer.back() != '\r')) buffer += '\n';
-  check_llvm_final_token(buffer, lexed_tail, mai, options.file_name);
+  const std::string buffer = guarded_llvm_buffer(text, mai, options.file_name);
   src_mgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(buffer, options.file_name), llvm::SMLoc());
 
   llvm::MCTargetOptions mc_options;

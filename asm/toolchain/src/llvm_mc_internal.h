@@ -96,6 +96,11 @@ void check_size_expressions(const llvm::MCContext& ctx, const llvm::SourceMgr& s
 // check_llvm_lexer, which should have refused such a token already.
 void check_llvm_final_token(std::string_view text, size_t from, const llvm::MCAsmInfo& mai, const std::string& file);
 
+// check_llvm_lexer, then check_llvm_final_token on the text ended with a line break: returns that buffer, the one
+// LLVM should read, or throws AssemblyError (llvm_text_guards.cpp). `mai` is the AMDGPU MCAsmInfo (the same for
+// every ISA).
+std::string guarded_llvm_buffer(std::string_view text, const llvm::MCAsmInfo& mai, const std::string& file);
+
 // Assembly text -> relocatable ELF object (llvm_assemble_object with a hook). Throws like it.
 std::vector<uint8_t> mc_assemble(std::string_view text, const AssembleOptions& options,
                                  std::vector<Diagnostic>* warnings, ParserHook hook);
