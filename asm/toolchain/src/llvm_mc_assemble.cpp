@@ -223,6 +223,7 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
   bool failed = parser->Run(/*NoInitialTextSection=*/false, /*NoFinalize=*/true);
   if (!failed && !ctx.hadError() && !collector.has_error()) {
     check_size_expressions(ctx, src_mgr, options.file_name);
+    check_symbol_assignments(ctx, src_mgr, options.file_name);
     check_section_alignment(*streamer, options.file_name);
     check_code_alignment(*streamer, options.file_name);
     if (auto* ts = streamer->getTargetStreamer()) ts->emitConstantPools();

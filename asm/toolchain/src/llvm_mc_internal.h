@@ -88,7 +88,11 @@ void check_code_alignment(llvm::MCStreamer& streamer, const std::string& file);
 
 // Throws AssemblyError, one diagnostic per symbol, where a `.size` expression would make LLVM's ELF writer abort
 // the process (llvm_size_check.cpp): called after parsing, before the object is laid out and written.
-void check_size_expressions(const llvm::MCContext& ctx, const llvm::SourceMgr& src, const std::string& file);
+void check_size_expressions(llvm::MCContext& ctx, const llvm::SourceMgr& src, const std::string& file);
+
+// Throws AssemblyError, one diagnostic per symbol, where an assigned symbol's value would make LLVM's ELF writer
+// abort the process (llvm_variable_check.cpp): called after parsing, before the object is laid out and written.
+void check_symbol_assignments(llvm::MCContext& ctx, const llvm::SourceMgr& src, const std::string& file);
 
 // Throws AssemblyError when LLVM's own lexer, reading `text` (the buffer LLVM parses) from `from`, finds an error
 // token right before the last end of statement: the one place where LLVM 22's AMDGPU parser, skipping a bad

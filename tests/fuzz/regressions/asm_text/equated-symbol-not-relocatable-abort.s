@@ -1,0 +1,1 @@
+e=rG!Lxgf2-H
