@@ -65,7 +65,17 @@ INSTANTIATE_TEST_SUITE_P(
         LexerCase{"octal_with_9", "a,09 ", 3, "invalid octal number '09'"},
         // These two LLVM refuses with an error in this place (no hang); refused here all the same.
         LexerCase{"binary_with_2", "  s_mov_b32 s0, 0b2", 17, "invalid binary number"},
-        LexerCase{"sign_in_float", "  s_mov_b32 s0, 1.5+1", 20, "invalid sign in float literal '1.5+'"}),
+        LexerCase{"sign_in_float", "  s_mov_b32 s0, 1.5+1", 20, "invalid sign in float literal '1.5+'"},
+        // Not hangs: LLVM aborts the process on a code object version it does not implement, wherever the
+        // directive stands (the fuzzer's came after carriage returns: regressions/asm_text/code-object-version-after-cr.s).
+        LexerCase{"code_object_version_after_carriage_return", "x:\r.amdhsa_code_object_version 0xbf800000", 4,
+                  "unsupported code object version '0xbf800000'"},
+        LexerCase{"code_object_version_after_label", "x: .amdhsa_code_object_version 7", 4,
+                  "unsupported code object version '7'"},
+        LexerCase{"code_object_version_expression", "  .amdhsa_code_object_version 4 * 100 // 400", 3,
+                  "unsupported code object version '4 * 100' (LLVM assembles 4, 5 and 6"},
+        LexerCase{"code_object_version_as_macro_argument", "  m .amdhsa_code_object_version", 5,
+                  "unsupported code object version ''"}),
     [](const ::testing::TestParamInfo<LexerCase>& info) { return std::string(info.param.name); });
 
 TEST(LlvmLexerCheck, LegalTextWithTheSameCharactersAssembles) {
@@ -84,6 +94,8 @@ TEST(LlvmLexerCheck, LegalTextWithTheSameCharactersAssembles) {
       "  s_mov_b32 s11, 0x1p-2\n"
       "  s_mov_b32 s11, .5\n"
       "  s_mov_b32 s11, 0x10+3\n"
+      "  .amdhsa_code_object_version 5 // the kernel's own; .amdhsa_code_object_version 99 in a comment\n"
+      "  .amdhsa_code_object_version 5 /* a block comment */ ; and ; one\n"
       "  s_cbranch_scc0 1f\n"
       "1:\n"
       "  s_branch 1b\n";

@@ -78,6 +78,7 @@ public:
       const bool first = parse_start;
       statement_start = parse_start = false;
       const size_t next = token(i);
+      if (identifier_start(c) && t_.substr(i, next - i) == kCodeObjectVersion) code_object_version(i, next);
       if (first && (identifier_start(c) || digit(c))) {
         if (identifier_start(c)) {
           const std::string_view word = t_.substr(i, next - i);
@@ -105,6 +106,33 @@ private:
   static bool identifier_char(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.' || c == '?' || c == '@';
   }
+  // LLVM aborts the whole process (report_fatal_error "Unsupported AMDHSA Code Object Version") when the object
+  // is written after a .amdhsa_code_object_version it does not implement. Wherever the directive's name appears
+  // outside comments and strings (at a statement's start, after a label or a carriage return, in a macro body,
+  // as a macro's argument), a plain 4, 5 or 6 and the end of the statement must follow it; anything else (an
+  // expression, a macro parameter) is refused (found by fuzz_asm_text: regressions code-object-version-99.s,
+  // code-object-version-after-cr.s).
+  static constexpr std::string_view kCodeObjectVersion = ".amdhsa_code_object_version";
+  void code_object_version(size_t directive, size_t end) const {
+    size_t v = end;
+    while (at(v) == ' ' || at(v) == '\t') ++v;
+    size_t j = v;
+    while (digit(at(j))) ++j;
+    const std::string_view value = t_.substr(v, j - v);
+    while (at(j) == ' ' || at(j) == '\t') ++j;
+    const bool ends = j >= t_.size() || at(j) == '\n' || at(j) == '\r' || at(j) == ';' ||
+                      (at(j) == '/' && (at(j + 1) == '/' || at(j + 1) == '*'));
+    if (ends && (value == "4" || value == "5" || value == "6")) return;
+    size_t e = v;
+    while (e < t_.size() && t_[e] != '\n' && t_[e] != '\r' && t_[e] != ';' &&
+           !(t_[e] == '/' && (at(e + 1) == '/' || at(e + 1) == '*')))
+      ++e;
+    std::string_view what = t_.substr(v, e - v);
+    while (!what.empty() && (what.back() == ' ' || what.back() == '\t')) what.remove_suffix(1);
+    fail(directive, "unsupported code object version '" + std::string(what) +
+                        "' (LLVM assembles 4, 5 and 6, written as a plain number)");
+  }
+
   size_t line_end(size_t i) const {
     while (i < t_.size() && t_[i] != '\n' && t_[i] != '\r') ++i;
     return i;

@@ -49,36 +49,6 @@ namespace {
 
 constexpr const char* kTriple = "amdgcn-amd-amdhsa";
 
-// LLVM aborts the whole process (report_fatal_error "Unsupported AMDHSA Code Object Version") on a
-// .amdhsa_code_object_version it does not implement, so the directive is checked before LLVM sees the text:
-// a plain 4, 5 or 6 only (found by the assembler fuzzer, tests/fuzz/regressions/asm_text/).
-void check_code_object_version(std::string_view text, const std::string& file) {
-  static constexpr std::string_view kDirective = ".amdhsa_code_object_version";
-  int line = 1;
-  for (size_t start = 0; start <= text.size(); ++line) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view l = text.substr(start, end - start);
-    size_t at = l.find_first_not_of(" \t");
-    if (at != std::string_view::npos && l.substr(at, kDirective.size()) == kDirective) {
-      std::string_view rest = l.substr(at + kDirective.size());
-      size_t v = rest.find_first_not_of(" \t");
-      std::string_view value = v == std::string_view::npos ? "" : rest.substr(v);
-      value = value.substr(0, value.find_first_of(" \t;/\r"));
-      if (value != "4" && value != "5" && value != "6") {
-        isatune::toolchain::Diagnostic d;
-        d.file = file;
-        d.line = line;
-        d.column = int(at + 1);
-        d.message = "unsupported code object version '" + std::string(value) + "' (LLVM assembles 4, 5 and 6)";
-        d.source_line = std::string(l);
-        throw isatune::toolchain::AssemblyError({d});
-      }
-    }
-    start = end + 1;
-  }
-}
-
 // Collects diagnostics; called from inside LLVM, so it must not throw.
 struct DiagCollector {
   std::string file;
@@ -168,7 +138,6 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
                                          std::vector<Diagnostic>* warnings, ParserHook hook) {
   detail::init_llvm_amdgpu();
   const detail::ResolvedTarget target = detail::resolve_target(options.target);
-  check_code_object_version(text, options.file_name);
   const McTarget& objs = mc_target(target, options.file_name);
   const llvm::Target* tgt = objs.target;
   const llvm::Triple& triple = objs.triple;

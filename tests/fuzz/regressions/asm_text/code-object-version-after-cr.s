@@ -1,0 +1,1 @@
+// fuzz_asa#-g.amdhsa_code_object_version 0xbf8000
