@@ -195,6 +195,7 @@ std::vector<uint8_t> detail::mc_assemble(std::string_view text, const AssembleOp
     check_symbol_assignments(ctx, src_mgr, options.file_name);
     check_section_alignment(*streamer, options.file_name);
     check_code_alignment(*streamer, options.file_name);
+    check_org_offsets(*streamer, src_mgr, options.file_name);
     if (auto* ts = streamer->getTargetStreamer()) ts->emitConstantPools();
     streamer->finish();
   }

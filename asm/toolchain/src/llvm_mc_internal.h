@@ -86,6 +86,10 @@ void check_section_alignment(llvm::MCStreamer& streamer, const std::string& file
 // offset that is not a multiple of 4; llvm_align_check.cpp): called after parsing, before layout.
 void check_code_alignment(llvm::MCStreamer& streamer, const std::string& file);
 
+// Throws AssemblyError naming each `.org` / `. =` that moves a section's location past 64 MiB (LLVM writes every
+// byte up to it; llvm_org_check.cpp): called after parsing, before layout.
+void check_org_offsets(llvm::MCStreamer& streamer, const llvm::SourceMgr& src, const std::string& file);
+
 // Throws AssemblyError, one diagnostic per symbol, where a `.size` expression would make LLVM's ELF writer abort
 // the process (llvm_size_check.cpp): called after parsing, before the object is laid out and written.
 void check_size_expressions(llvm::MCContext& ctx, const llvm::SourceMgr& src, const std::string& file);
