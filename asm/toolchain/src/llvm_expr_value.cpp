@@ -3,6 +3,7 @@
 // writer would abort the process on, before it is written.
 #include "llvm_expr_value.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -193,6 +194,14 @@ Diagnostic diagnostic_at(const llvm::SourceMgr& src, llvm::SMLoc loc, const std:
   const llvm::StringRef rest(start, src.getMemoryBuffer(buffer)->getBufferEnd() - start);
   d.source_line = rest.take_until([](char c) { return c == '\n' || c == '\r'; }).str();
   return d;
+}
+
+void throw_in_text_order(std::vector<Diagnostic> bad) {
+  if (bad.empty()) return;
+  std::sort(bad.begin(), bad.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return a.line != b.line ? a.line < b.line : a.column < b.column;
+  });
+  throw AssemblyError(std::move(bad));
 }
 
 } // namespace isatune::toolchain::detail

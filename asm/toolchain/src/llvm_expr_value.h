@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <llvm/MC/MCContext.h>
 #include <llvm/MC/MCExpr.h>
@@ -71,5 +72,9 @@ llvm::SMLoc first_place(const llvm::MCExpr& e);
 
 // A diagnostic at `loc` (file, line, column and the line's text when the place is in one of src's buffers).
 Diagnostic diagnostic_at(const llvm::SourceMgr& src, llvm::SMLoc loc, const std::string& file, std::string message);
+
+// Throws an AssemblyError holding `bad` in the order the text has them (a check finds them in symbol-table or
+// section order); returns when there are none.
+void throw_in_text_order(std::vector<Diagnostic> bad);
 
 } // namespace isatune::toolchain::detail

@@ -40,7 +40,7 @@ void check_org_offsets(llvm::MCStreamer& streamer, const llvm::SourceMgr& src, c
                                       " bytes (.org or . =): isatune refuses offsets past 64 MiB, since LLVM writes "
                                       "every byte up to the offset (a kernel's code object is a few KiB to MiB)"));
     }
-  if (!bad.empty()) throw AssemblyError(std::move(bad));
+  throw_in_text_order(std::move(bad));
 #else
   (void)streamer;
   (void)src;

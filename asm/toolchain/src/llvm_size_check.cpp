@@ -5,7 +5,6 @@
 // symbol that is never defined, `.Lend & -f`, a division by zero (the fuzzer found the first two kinds). The check
 // runs after parsing and before layout, with the model of LLVM's evaluation once laid out in llvm_expr_value.cpp;
 // a size must come out a number, with no symbol left in it.
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -66,11 +65,7 @@ void check_size_expressions(llvm::MCContext& ctx, const llvm::SourceMgr& src, co
                 sym->getName().str() + ")";
     bad.push_back(std::move(d));
   }
-  if (bad.empty()) return;
-  std::sort(bad.begin(), bad.end(), [](const Diagnostic& a, const Diagnostic& b) {
-    return a.line != b.line ? a.line < b.line : a.column < b.column;
-  });
-  throw AssemblyError(std::move(bad));
+  throw_in_text_order(std::move(bad));
 }
 
 } // namespace isatune::toolchain::detail

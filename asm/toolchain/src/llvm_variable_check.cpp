@@ -10,7 +10,6 @@
 // instead of aborting. Those are the symbols checked, with llvm_expr_value.cpp's model of the evaluation; a symbol
 // never defined may stand in the value (a relocation against it). The classic case outside the fuzzer: a
 // max() that names a resource symbol nobody defines (ROCm 7.2's `.num_named_barrier`).
-#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,11 +46,7 @@ void check_symbol_assignments(llvm::MCContext& ctx, const llvm::SourceMgr& src, 
                                     ") is not one LLVM can write to the symbol table: " + ev.why() +
                                     " (LLVM 22 would abort the process: cannot evaluate equated symbol)"));
   }
-  if (bad.empty()) return;
-  std::sort(bad.begin(), bad.end(), [](const Diagnostic& a, const Diagnostic& b) {
-    return a.line != b.line ? a.line < b.line : a.column < b.column;
-  });
-  throw AssemblyError(std::move(bad));
+  throw_in_text_order(std::move(bad));
 }
 
 } // namespace isatune::toolchain::detail
