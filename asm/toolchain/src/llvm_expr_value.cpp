@@ -40,6 +40,8 @@ public:
   void visitUsedSymbol(const llvm::MCSymbol& s) override { symbols.push_back(&s); }
   bool emitSymbolAttribute(llvm::MCSymbol*, llvm::MCSymbolAttr) override { return true; }
   void emitCommonSymbol(llvm::MCSymbol*, uint64_t, llvm::Align) override {}
+  // Pure in LLVM 19, so it must be here for that build.
+  void emitZerofill(llvm::MCSection*, llvm::MCSymbol*, uint64_t, llvm::Align, llvm::SMLoc) override {}
 };
 
 } // namespace
