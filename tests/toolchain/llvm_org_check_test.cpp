@@ -38,6 +38,21 @@ TEST(LlvmOrgCheck, OffsetsPast64MiBAreRefusedAtTheDirective) {
   }
 }
 
+// The check walks the sections in the order they were made; its diagnostics come in the order of the text.
+TEST(LlvmOrgCheck, DiagnosticsFromSeveralSectionsComeInTextOrder) {
+  const std::string text = ".text\n  s_nop 0\n.data\n  .org 0x5000000\n.text\n  .org 0x6000000\n";
+  try {
+    llvm_assemble_object(text, {"gfx942", "o.s"});
+    ADD_FAILURE() << "accepted";
+  } catch (const AssemblyError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 2u) << e.what();
+    EXPECT_EQ(e.diagnostics()[0].line, 4) << e.what();
+    EXPECT_NE(e.diagnostics()[0].message.find("'.data'"), std::string::npos) << e.what();
+    EXPECT_EQ(e.diagnostics()[1].line, 6) << e.what();
+    EXPECT_NE(e.diagnostics()[1].message.find("'.text'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(LlvmOrgCheck, OffsetsUpToTheBoundAreWritten) {
   const std::vector<uint8_t> small = llvm_assemble_object("  s_nop 0\n  .org 0x1000\n  s_endpgm\n", {"gfx942", "o.s"});
   EXPECT_GT(small.size(), 0x1000u);
