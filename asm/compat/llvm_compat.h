@@ -5,6 +5,11 @@
 
 #include "llvm/MC/MCAsmInfo.h"
 #include "llvm/MC/MCExpr.h"
+#include "llvm/MC/MCSection.h" // MCFragment too (LLVM 22 merged MCFragment.h into it)
+#if ISATUNE_LLVM_MAJOR < 22
+#include "llvm/MC/MCFragment.h"
+#endif
+#include "llvm/Support/Casting.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Triple.h"
 
@@ -35,6 +40,44 @@ inline void print_expr(llvm::raw_ostream& os, const llvm::MCExpr& e, const llvm:
   mai.printExpr(os, e);
 #else
   e.print(os, &mai);
+#endif
+}
+
+// What the alignment and org checks read of a fragment before layout. LLVM 22 gives every fragment a fixed part
+// (the bytes written before it, getFixedSize) and a data fragment a variable tail; an alignment's fields are on
+// MCFragment itself. In LLVM 19 only data and instruction fragments hold bytes (their contents), and the
+// alignment's fields are on MCAlignFragment.
+inline uint64_t fixed_bytes(const llvm::MCFragment& f) {
+#if ISATUNE_LLVM_MAJOR >= 22
+  return f.getFixedSize();
+#else
+  if (const auto* data = llvm::dyn_cast<llvm::MCDataFragment>(&f)) return data->getContents().size();
+  if (const auto* inst = llvm::dyn_cast<llvm::MCRelaxableFragment>(&f)) return inst->getContents().size();
+  return 0;
+#endif
+}
+// The bytes of a data fragment after its fixed part (LLVM 22 only; 0 before).
+inline uint64_t data_tail_bytes(const llvm::MCFragment& f) {
+#if ISATUNE_LLVM_MAJOR >= 22
+  return f.getKind() == llvm::MCFragment::FT_Data ? f.getVarSize() : 0;
+#else
+  (void)f;
+  return 0;
+#endif
+}
+struct AlignFields {
+  uint64_t alignment = 1;
+  bool emit_nops = false;
+  uint64_t fill_bytes = 1; // the size of the fill value: 1 (.p2align), 2 (.p2alignw) or 4 (.p2alignl)
+  uint64_t max_bytes_to_emit = 0;
+};
+// The fields of an FT_Align fragment.
+inline AlignFields align_fields(const llvm::MCFragment& f) {
+#if ISATUNE_LLVM_MAJOR >= 22
+  return {f.getAlignment().value(), f.hasAlignEmitNops(), f.getAlignFillLen(), f.getAlignMaxBytesToEmit()};
+#else
+  const auto& a = llvm::cast<llvm::MCAlignFragment>(f);
+  return {a.getAlignment().value(), a.hasEmitNops(), a.getValueSize(), a.getMaxBytesToEmit()};
 #endif
 }
 

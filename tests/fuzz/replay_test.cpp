@@ -6,12 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <vector>
 
-#include "isatune/toolchain/llvm_mc.h"
 #include "targets/fuzz_target.h"
 
 namespace {
@@ -24,16 +22,6 @@ std::vector<fs::path> inputs_of(const std::string& target) {
     fs::path dir = fs::path(ISATUNE_FUZZ_DIR) / kind / target;
     if (!fs::is_directory(dir)) continue;
     for (const auto& e : fs::directory_iterator(dir))
-      if (e.is_regular_file() && e.path().filename().string()[0] != '.') out.push_back(e.path());
-    // Inputs whose guard needs LLVM 22 (llvm_align_check.cpp reads LLVM 22's fragments): LLVM 19 hangs on them.
-    const fs::path only22 = dir / "llvm22-only";
-    if (!fs::is_directory(only22)) continue;
-    if (std::stoi(isatune::toolchain::llvm_version()) < 22) {
-      std::printf("skipping %s: LLVM %s has no guard for them (needs 22)\n", only22.c_str(),
-                  isatune::toolchain::llvm_version().c_str());
-      continue;
-    }
-    for (const auto& e : fs::directory_iterator(only22))
       if (e.is_regular_file() && e.path().filename().string()[0] != '.') out.push_back(e.path());
   }
   std::sort(out.begin(), out.end());
