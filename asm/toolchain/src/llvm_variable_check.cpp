@@ -3,7 +3,8 @@
 // ELFWriter writes each symbol of the symbol table with its value, and for an assigned symbol (`e = ...`, `.set`,
 // `.equ`) it evaluates the expression once laid out; where that is no relocatable value (a constant plus at most
 // one symbol added and one subtracted), MCAssembler's getSymbolOffsetImpl calls report_fatal_error("cannot
-// evaluate equated symbol"). llvm-mc-22 aborts the same way. Found by fuzz_asm_text: `e=rG!Lxgf2-H`. A symbol is
+// evaluate equated symbol"). llvm-mc-22 aborts the same way; LLVM 19 aborts on the same symbols with "unable to
+// evaluate offset for variable". Found by fuzz_asm_text: `e=rG!Lxgf2-H`. A symbol is
 // in the table, and so evaluated, when it is not a temporary (.L) and LLVM gives it a place: an expression whose
 // operator at the top is `-`, a number, or a target expression such as max() is placed in the absolute section;
 // one that starts with a symbol never defined (`e = a + b`) is left undefined, and LLVM reports an error for it
@@ -26,6 +27,16 @@
 #include "llvm_mc_internal.h"
 
 namespace isatune::toolchain::detail {
+namespace {
+
+// What LLVM's report_fatal_error says for such a symbol (LLVM 19 fails earlier, in getSymbolOffset).
+#if ISATUNE_LLVM_MAJOR >= 22
+const char* const kLlvmAbort = "cannot evaluate equated symbol";
+#else
+const char* const kLlvmAbort = "unable to evaluate offset for variable";
+#endif
+
+} // namespace
 
 void check_symbol_assignments(llvm::MCContext& ctx, const llvm::SourceMgr& src, const std::string& file) {
   std::vector<Diagnostic> bad;
@@ -44,7 +55,8 @@ void check_symbol_assignments(llvm::MCContext& ctx, const llvm::SourceMgr& src, 
     bad.push_back(diagnostic_at(src, first_place(value), file,
                                 "the value of '" + sym->getName().str() + "' (" + text +
                                     ") is not one LLVM can write to the symbol table: " + ev.why() +
-                                    " (LLVM 22 would abort the process: cannot evaluate equated symbol)"));
+                                    " (LLVM " + std::to_string(ISATUNE_LLVM_MAJOR) +
+                                    " would abort the process: " + kLlvmAbort + ")"));
   }
   throw_in_text_order(std::move(bad));
 }
