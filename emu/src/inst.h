@@ -22,10 +22,20 @@ constexpr uint16_t kVcc = 106, kM0 = 124, kExec = 126;
 
 enum class OpKind : uint8_t { none, sgpr, vgpr, imm, bad };
 
+// The sext modifier of an SDWA integer source as LLVM's disassembler gives it: bit 4 since LLVM 21, where
+// SISrcMods::SEXT got its own value (llvm-project#147964); before, it shared bit 0 with NEG, which on an integer
+// source means sext (LLVM 19 decodes `sext(v10)` as 1).
+#if ISATUNE_LLVM_MAJOR >= 21
+constexpr uint8_t kSextModifier = 16;
+#else
+constexpr uint8_t kSextModifier = 1;
+#endif
+
 struct Opnd {
   OpKind kind = OpKind::none;
   uint8_t width = 1;  // dwords
-  uint8_t mods = 0;   // VOP3 source modifiers: 1 neg, 2 abs (VOP3P: 1 neg_lo, 2 neg_hi, 4 op_sel, 8 op_sel_hi)
+  uint8_t mods = 0;   // VOP3 source modifiers: 1 neg, 2 abs (VOP3P: 1 neg_lo, 2 neg_hi, 4 op_sel, 8 op_sel_hi);
+                      // SDWA integer sources: kSextModifier
   uint16_t reg = 0;   // sgpr: encoding index; vgpr: 0..511 (a0 = 256)
   uint64_t imm = 0;   // imm: the value (inline constants arrive already expanded)
   std::string bad_name; // kind bad: the LLVM register name that is not modelled

@@ -312,8 +312,8 @@ void cmp_sdwa(Wave& w, const Inst& in) {
   Src a = vsrc(w, in, 0), b = vsrc(w, in, 1);
   uint64_t r = 0;
   for_lanes(w.exec(), [&](int l) {
-    const uint32_t ux = sdwa_src(a[l], in.imm[1], in.src[0].mods & 16);
-    const uint32_t uy = sdwa_src(b[l], in.imm[2], in.src[1].mods & 16);
+    const uint32_t ux = sdwa_src(a[l], in.imm[1], in.src[0].mods & kSextModifier);
+    const uint32_t uy = sdwa_src(b[l], in.imm[2], in.src[1].mods & kSextModifier);
     const int64_t x = SIGNED ? int64_t(int32_t(ux)) : int64_t(ux), y = SIGNED ? int64_t(int32_t(uy)) : int64_t(uy);
     bool res;
     switch (OP) {
@@ -514,7 +514,7 @@ uint32_t cvt_pk_u8(uint32_t a, uint32_t sel, uint32_t c) {
 }
 
 // SDWA (GCN3/Vega ISA "SDWA"; the gfx9 encoding CDNA keeps): each source is first cut to src_sel (BYTE_0..3 = 0..3,
-// WORD_0 4, WORD_1 5, DWORD 6) and zero- or (SEXT modifier, bit 4) sign-extended; the result's low bits go to
+// WORD_0 4, WORD_1 5, DWORD 6) and zero- or (an integer source's sext modifier, kSextModifier) sign-extended; the result's low bits go to
 // the dst_sel field of vdst and the rest of vdst is zeroed (UNUSED_PAD 0), filled with the field's sign above it
 // and zeros below (UNUSED_SEXT 1) or kept (UNUSED_PRESERVE 2). The decoded immediates: VOP1 [clamp, omod,
 // dst_sel, dst_unused, src0_sel], VOP2 integer [clamp, dst_sel, dst_unused, src0_sel, src1_sel].
@@ -535,7 +535,9 @@ uint32_t sdwa_dst(uint32_t old, uint32_t r, int64_t sel, int64_t unused) {
 float cvt_off_f32_i4(uint32_t a) {
   return float(int32_t(a << 28) >> 28) * 0.0625f;
 }
-template <class F> // f(a, b, src0 modifiers) on the selected sources
+// f(a, b, src0 modifiers) on the selected sources. kInteger: the sources take sext; else neg/abs, which f applies
+// (LLVM before 21 gives sext and neg the same bit).
+template <bool kInteger, class F>
 void sdwa_op(Wave& w, const Inst& in, F f) {
   const bool vop2 = in.nsrc >= 2;
   if (in.nimm < 5 || in.dpp) unsupported(w, "SDWA operands not modelled");
@@ -546,7 +548,8 @@ void sdwa_op(Wave& w, const Inst& in, F f) {
   const uint8_t m0 = in.src[0].mods, m1 = vop2 ? in.src[1].mods : 0;
   uint32_t* d = vdst(w, in);
   for_lanes(w.exec(), [&](int l) {
-    const uint32_t x = sdwa_src(a[l], sel0, m0 & 16), y = vop2 ? sdwa_src(b[l], sel1, m1 & 16) : 0;
+    const bool sext0 = kInteger && (m0 & kSextModifier), sext1 = kInteger && (m1 & kSextModifier);
+    const uint32_t x = sdwa_src(a[l], sel0, sext0), y = vop2 ? sdwa_src(b[l], sel1, sext1) : 0;
     d[l] = sdwa_dst(d[l], f(x, y, m0), dst_sel, unused);
   });
 }
@@ -860,16 +863,16 @@ void register_vector_ops() {
   OP("V_NOP", {}); // CDNA3 ISA: "do nothing"; a VALU instruction for the wait-state count
   // SDWA forms AITER uses (selects: sdwa_src / sdwa_dst above).
   add_op("V_CVT_F32_F16_SDWA", [](Wave& w, const Inst& in) {
-    sdwa_op(w, in, [](uint32_t a, uint32_t, uint8_t m) { return as_u(h(a, m & 3)); });
+    sdwa_op<false>(w, in, [](uint32_t a, uint32_t, uint8_t m) { return as_u(h(a, m & 3)); });
   }, Cat::valu);
   add_op("V_CVT_F16_F32_SDWA", [](Wave& w, const Inst& in) {
-    sdwa_op(w, in, [](uint32_t a, uint32_t, uint8_t m) { return uint32_t(f32_to_f16(fmod32(a, m & 3))); });
+    sdwa_op<false>(w, in, [](uint32_t a, uint32_t, uint8_t m) { return uint32_t(f32_to_f16(fmod32(a, m & 3))); });
   }, Cat::valu);
   add_op("V_CVT_OFF_F32_I4_SDWA", [](Wave& w, const Inst& in) {
-    sdwa_op(w, in, [](uint32_t a, uint32_t, uint8_t) { return as_u(cvt_off_f32_i4(a)); });
+    sdwa_op<true>(w, in, [](uint32_t a, uint32_t, uint8_t) { return as_u(cvt_off_f32_i4(a)); });
   }, Cat::valu);
   add_op("V_LSHLREV_B32_SDWA", [](Wave& w, const Inst& in) {
-    sdwa_op(w, in, [](uint32_t a, uint32_t b, uint8_t) { return b << (a & 31); });
+    sdwa_op<true>(w, in, [](uint32_t a, uint32_t b, uint8_t) { return b << (a & 31); });
   }, Cat::valu);
 #undef OP
   reg_cmps<F32>("F32", std::make_integer_sequence<int, 16>{});
