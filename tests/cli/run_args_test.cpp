@@ -14,6 +14,7 @@
 #include "../fixtures/ptx/cuda/references.h"
 #include "isatune/ptx/tensor_map.h"
 #include "run_cli.h"
+#include "skip_part.h"
 
 namespace {
 
@@ -192,7 +193,7 @@ TEST_F(RunArgs, TmaGemmFromTheCommandLine) {
   EXPECT_TRUE(j["reports"].empty()) << j["reports"].dump();
   EXPECT_EQ(j["time_kind"], "emulated");
   if (j.contains("registers_note")) // ptxas absent: said so, and the launch still ran
-    std::printf("[  SKIPPED ] ptxas's register count not checked: %s\n", j["registers_note"].get<std::string>().c_str());
+    isatune::test::print_skipped_part("ptxas's register count", j["registers_note"].get<std::string>());
   else
     EXPECT_EQ(j["registers"], 168) << "ptxas's registers per thread for the fixture (its README: 168)";
   std::string bytes = read_file(dir + "/c.bin");

@@ -7,6 +7,7 @@
 
 #include "isatune/codeobj/disassembler.h"
 #include "isatune/codeobj/reader.h"
+#include "llvm_skip.h"
 
 namespace {
 
@@ -20,6 +21,7 @@ TEST(SizeZeroSymbols, AiterKernelsGetTheirCodeSizeFromText) {
     if (e.path().extension() != ".co") continue;
     CodeObject co = codeobj::read_code_object_file(e.path().string());
     ASSERT_FALSE(co.kernels.empty()) << e.path();
+    ISATUNE_CONTINUE_IF_LLVM_LACKS(co.isa); // the disassembler needs it (gfx950 on LLVM 19)
     for (const auto& k : co.kernels) {
       ++kernels;
       SCOPED_TRACE(e.path().string() + " " + k.name);
@@ -43,7 +45,7 @@ TEST(SizeZeroSymbols, AiterKernelsGetTheirCodeSizeFromText) {
       EXPECT_LE(k.agprs, k.vgprs ? k.vgprs : 512u);
     }
   }
-  EXPECT_GE(kernels, 8);
+  EXPECT_GE(kernels, test::llvm_lacks("gfx950").empty() ? 8 : 4);
 }
 
 } // namespace

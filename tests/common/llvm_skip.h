@@ -10,6 +10,7 @@
 #include "isatune/cdna/target.h"
 #include "isatune/error.h"
 #include "isatune/toolchain/llvm_mc.h"
+#include "skip_part.h"
 
 namespace isatune::test {
 
@@ -53,6 +54,6 @@ inline bool llvm_too_old_for(std::string_view isa) {
 // printing the reason (the loop's other targets still run; GTEST_SKIP would end the whole test).
 #define ISATUNE_CONTINUE_IF_LLVM_LACKS(target)                                                                  \
   if (const std::string isatune_llvm_lacks_ = ::isatune::test::llvm_lacks(target); !isatune_llvm_lacks_.empty()) { \
-    std::cout << "[  SKIPPED ] " << (target) << ": " << isatune_llvm_lacks_ << std::endl;                     \
+    ::isatune::test::print_skipped_part(target, isatune_llvm_lacks_);                                           \
     continue;                                                                                                  \
   }

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iostream>
 #include <string>
 
 #include "isatune/codeobj/reader.h"
 #include "isatune/emu/coverage.h"
 #include "isatune/toolchain/assembler.h"
+#include "llvm_skip.h"
 
 using namespace isatune;
 using namespace isatune::emu;
@@ -29,9 +31,17 @@ TEST(AiterCoverage, FixturesAndHandlers) {
                         "gfx950/bwd_hd128_dq_convert_bf16.co"})
     c.add(codeobj::read_code_object_file(dir + f), f);
   CoverageReport r = c.report();
+  // On LLVM 19 the gfx950 code object cannot be disassembled: it is one error naming why, the others count.
+  const std::string lacks950 = test::llvm_lacks("gfx950");
+  const size_t kernels = lacks950.empty() ? 3u : 2u;
   EXPECT_EQ(r.code_objects, 3u);
-  EXPECT_EQ(r.kernels, 3u);
-  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.kernels, kernels);
+  if (lacks950.empty()) {
+    EXPECT_TRUE(r.errors.empty());
+  } else {
+    ASSERT_EQ(r.errors.size(), 1u);
+    EXPECT_NE(r.errors[0].find(lacks950), std::string::npos) << r.errors[0];
+  }
   // LDS-DMA and the AGPR MFMA: only the GEMM, supported.
   const InstructionUse* dma = find(r, "buffer_load_dword_lds");
   ASSERT_NE(dma, nullptr);
@@ -43,13 +53,17 @@ TEST(AiterCoverage, FixturesAndHandlers) {
   EXPECT_EQ(atomic->kernels, 1u);
   EXPECT_TRUE(atomic->supported);
   EXPECT_EQ(r.unsupported(), 0u);
-  EXPECT_EQ(r.fully_supported_kernels, 3u);
+  EXPECT_EQ(r.fully_supported_kernels, kernels);
   const InstructionUse* gpr = find(r, "s_set_gpr_idx_on");
   ASSERT_NE(gpr, nullptr);
   EXPECT_TRUE(gpr->supported);
-  const InstructionUse* swap = find(r, "v_permlane16_swap_b32");
-  ASSERT_NE(swap, nullptr);
-  EXPECT_TRUE(swap->supported);
+  if (lacks950.empty()) { // gfx950's
+    const InstructionUse* swap = find(r, "v_permlane16_swap_b32");
+    ASSERT_NE(swap, nullptr);
+    EXPECT_TRUE(swap->supported);
+  } else {
+    test::print_skipped_part("the gfx950 kernel's instructions", lacks950);
+  }
   // Instructions after the last s_endpgm (ELF data decoded as code) are not counted.
   EXPECT_EQ(find(r, "v_dot2c_f32_f16"), nullptr);
   // DPP is its own entry (topksoftmax's reductions).
