@@ -35,6 +35,7 @@
 // does): LLVM refuses each of them anyway.
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -79,6 +80,7 @@ public:
       statement_start = parse_start = false;
       const size_t next = token(i);
       if (identifier_start(c) && t_.substr(i, next - i) == kCodeObjectVersion) code_object_version(i, next);
+      if (digit(c) && local_label_reference(next)) local_label_number(i, next);
       if (first && (identifier_start(c) || digit(c))) {
         if (identifier_start(c)) {
           const std::string_view word = t_.substr(i, next - i);
@@ -88,6 +90,7 @@ public:
         // `name:` and `1:` define a label; a statement follows on the line (LLVM's parseStatement).
         const size_t colon = t_.find_first_not_of(" \t", next);
         if (colon != std::string_view::npos && t_[colon] == ':') {
+          if (digit(c)) local_label_number(i, next);
           parse_start = true;
           i = colon + 1;
           continue;
@@ -131,6 +134,45 @@ private:
     while (!what.empty() && (what.back() == ' ' || what.back() == '\t')) what.remove_suffix(1);
     fail(directive, "unsupported code object version '" + std::string(what) +
                         "' (LLVM assembles 4, 5 and 6, written as a plain number)");
+  }
+
+  // Local labels (`1:`, referred to as `1f` or `1b`): LLVM's MCContext keeps their instances in a
+  // DenseMap<unsigned, ...> keyed by the number cut to 32 bits, where 4294967295 is the map's empty key: a
+  // definition or reference of it after any other local label crashes LLVM 19 and 22 (found by fuzz_asm_text,
+  // regression local-label-empty-key-crash.s; llvm-mc-22 crashes on `.long 1f, 4294967295f`). 4294967294 is the
+  // tombstone key, and larger numbers wrap around onto smaller ones, so every number past 4294967293 is refused,
+  // in any radix, where an integer is followed by `f` or `b` (after blanks too, and with an `@` variant, as
+  // AsmParser::parsePrimaryExpr reads it) or defines a label. A number that a macro argument puts there
+  // (`.irp n, 4294967295` around `\n f`) is not seen here.
+  static constexpr uint64_t kMaxLocalLabel = 4294967293u;
+  // Whether `f` or `b` (alone, or with an `@` variant) follows the token that ends at `next`, after blanks.
+  bool local_label_reference(size_t next) const {
+    size_t j = next;
+    while (at(j) == ' ' || at(j) == '\t') ++j;
+    if (at(j) != 'f' && at(j) != 'b') return false; // LLVM compares with "f" and "b" exactly
+    return !identifier_char(at(j + 1)) || at(j + 1) == '@';
+  }
+  // Refuses the integer token [i, end) as a local label number when it is past kMaxLocalLabel (a token that is
+  // no integer, such as a float, is left alone).
+  void local_label_number(size_t i, size_t end) const {
+    std::string_view digits = t_.substr(i, end - i);
+    unsigned radix = 10;
+    if (digits.size() > 1 && digits[0] == '0') {
+      const char k = digits[1];
+      if (k == 'x' || k == 'X') radix = 16, digits.remove_prefix(2);
+      else if (k == 'b' || k == 'B') radix = 2, digits.remove_prefix(2);
+      else radix = 8, digits.remove_prefix(1);
+    }
+    uint64_t value = 0;
+    for (char d : digits) {
+      const int v = digit(d) ? d - '0' : hex_digit(d) ? std::tolower(static_cast<unsigned char>(d)) - 'a' + 10 : 99;
+      if (v >= int(radix)) return; // a float or another token: no local label
+      value = std::min<uint64_t>(value * radix + uint64_t(v), kMaxLocalLabel + 1);
+    }
+    if (value > kMaxLocalLabel)
+      fail(i, "local label number '" + std::string(t_.substr(i, end - i)) +
+                  "' is past 4294967293: LLVM keeps local labels by a 32-bit number and crashes on 4294967295 "
+                  "(larger numbers wrap around onto smaller ones)");
   }
 
   size_t line_end(size_t i) const {
