@@ -12,28 +12,39 @@ std::string hex_addr(uint64_t addr) {
   return buf;
 }
 
-void LaunchContext::report(const Wave& w, HazardKind kind, const std::string& message) {
+namespace {
+
+HazardReport make_report(const Wave& w, HazardKind kind, const std::string& kernel, const std::string& message) {
   HazardReport r;
+  r.kind = kind;
+  r.kernel = kernel;
+  r.address = w.cur ? w.cur->addr : 0;
+  r.disassembly = w.cur ? w.cur->text : "";
+  r.message = message;
+  for (int i = 0; i < 3; ++i) r.workgroup[i] = w.wg ? w.wg->id[i] : 0;
+  r.wave = w.index;
+  return r;
+}
+
+} // namespace
+
+void LaunchContext::report(const Wave& w, HazardKind kind, const std::string& message) {
+  const auto key = std::make_pair(uint64_t(w.cur ? w.cur->addr : 0), int(kind));
   {
     std::lock_guard lock(mutex_);
-    auto key = std::make_pair(uint64_t(w.cur ? w.cur->addr : 0), int(kind));
     auto it = reports_.find(key);
     if (it != reports_.end()) {
       ++it->second.count;
-      return;
+      // Strict: this wave stops on it too. Returning would let it run on to a later hazard, which the launch
+      // could then report instead (it keeps the error of the lowest workgroup, whichever thread got here first).
+      if (!strict) return;
+    } else {
+      reports_.emplace(key, make_report(w, kind, kernel, message));
     }
-    r.kind = kind;
-    r.kernel = kernel;
-    r.address = key.first;
-    r.disassembly = w.cur ? w.cur->text : "";
-    r.message = message;
-    for (int i = 0; i < 3; ++i) r.workgroup[i] = w.wg ? w.wg->id[i] : 0;
-    r.wave = w.index;
-    reports_.emplace(key, r);
   }
   if (strict) {
     stop = true;
-    throw HazardError(r);
+    throw HazardError(make_report(w, kind, kernel, message));
   }
 }
 
